@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/tidwall/sjson"
+	"github.com/whetstone-dev/whetstone/internal/cli"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"whetstone": func() { os.Exit(cli.Run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: the binary driven by real Claude
+// Code payloads (testdata/claude-code/), with exact stdout, stderr, exit
+// codes and files. UPDATE_SCRIPTS=1 rewrites the expected output.
+func TestScripts(t *testing.T) {
+	fixtures, err := filepath.Abs("../../testdata/claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 "../../testdata/script",
+		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("WHETSTONE_NOW", "2026-11-20T10:00:00Z")
+			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("GIT_AUTHOR_NAME", "t")
+			env.Setenv("GIT_AUTHOR_EMAIL", "t@example.org")
+			env.Setenv("GIT_COMMITTER_NAME", "t")
+			env.Setenv("GIT_COMMITTER_EMAIL", "t@example.org")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"payload":  cmdPayload,
+			"exitcode": cmdExitcode,
+		},
+	})
+}
+
+// cmdPayload writes a hook payload: a captured fixture with fields replaced.
+//
+//	payload OUT FIXTURE [path=value | path=@file | path:=json]...
+func cmdPayload(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: payload OUT FIXTURE [path=value|path=@file|path:=json]...")
+	}
+	data, err := os.ReadFile(filepath.Join(ts.Getenv("FIXTURES"), args[1]))
+	ts.Check(err)
+	for _, kv := range args[2:] {
+		if k, v, ok := strings.Cut(kv, ":="); ok {
+			data, err = sjson.SetRawBytes(data, k, []byte(v))
+			ts.Check(err)
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			ts.Fatalf("payload: bad assignment %q", kv)
+		}
+		if file, ok := strings.CutPrefix(v, "@"); ok {
+			v = ts.ReadFile(file)
+		}
+		data, err = sjson.SetBytes(data, k, v)
+		ts.Check(err)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// cmdExitcode runs a command and checks its exit status, where `! exec` can
+// only say "non-zero".
+//
+//	exitcode N prog args...
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N prog args...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}

@@ -1,0 +1,465 @@
+package e2e
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/fakemodel"
+)
+
+// The scenarios of the review loop. Each test is one Claude Code session
+// (two for resume) on a fresh repo with the planted off-by-one in calc.go.
+
+// critic finds the off-by-one in iteration 1 and nothing after.
+func criticFindsOnce(reviewer string, iteration int) []fakemodel.Finding {
+	if reviewer == "critic" && iteration == 1 {
+		return []fakemodel.Finding{offByOne}
+	}
+	return nil
+}
+
+func fixOnce(iteration int) []fakemodel.Edit {
+	if iteration == 1 {
+		return []fakemodel.Edit{fixOffByOne}
+	}
+	return nil
+}
+
+var reviewJob = regexp.MustCompile(`whetstone review · run (\S+) · iteration (\d+) · reviewer ([a-z0-9-]+)`)
+
+// reviewerCall is a reviewer's model call, with its place in the loop.
+type reviewerCall struct {
+	exchange
+	reviewer  string
+	iteration int
+}
+
+// reviewerCalls returns every model call made by a whetstone reviewer.
+func (s *session) reviewerCalls() []reviewerCall {
+	var out []reviewerCall
+	for _, x := range s.requests() {
+		if !x.req.IsSubagent() {
+			continue
+		}
+		m := reviewJob.FindStringSubmatch(x.req.FirstUserText())
+		if m == nil {
+			continue
+		}
+		var it int
+		fmt.Sscan(m[2], &it)
+		out = append(out, reviewerCall{exchange: x, reviewer: m[3], iteration: it})
+	}
+	return out
+}
+
+// mainCalls returns the main thread's model calls.
+func (s *session) mainCalls() []exchange {
+	var out []exchange
+	for _, x := range s.requests() {
+		if !x.req.IsSubagent() {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// wantRun checks the final state of the repo's only run.
+func wantRun(t *testing.T, r *repo, phase, reason, verdict string, iteration int) runState {
+	t.Helper()
+	run := r.onlyRun()
+	if run.Phase != phase || run.StopReason != reason || run.Iteration != iteration || (verdict != "" && run.Verdict != verdict) {
+		t.Errorf("run %s: phase %q, stop_reason %q, verdict %q, iteration %d; want %q, %q, %q, %d",
+			run.ID, run.Phase, run.StopReason, run.Verdict, run.Iteration, phase, reason, verdict, iteration)
+	}
+	return run
+}
+
+func wantFiles(t *testing.T, r *repo, run runState, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if !r.exists(runFile(run, n)) {
+			t.Errorf("%s is missing", runFile(run, n))
+		}
+	}
+}
+
+// wantSummary checks that the Stop hook showed the run's summary.
+func wantSummary(t *testing.T, st *stream, sub string) {
+	t.Helper()
+	notices := st.notices()
+	if !containsAny(notices, "Stop says: whetstone run") || !containsAny(notices, sub) {
+		t.Errorf("no Stop summary containing %q; notices:\n%s", sub, strings.Join(notices, "\n"))
+	}
+}
+
+// wantParallelReviewers checks that iteration 1's reviewers were dispatched
+// in one assistant message and that their first model calls overlapped.
+func wantParallelReviewers(t *testing.T, s *session) {
+	t.Helper()
+	var fanout []map[string]any
+	for _, x := range s.mainCalls() {
+		if calls := x.agentCalls(); len(calls) > len(fanout) {
+			fanout = calls
+		}
+	}
+	var first []reviewerCall
+	reviewers := map[string]bool{}
+	for _, c := range s.reviewerCalls() {
+		if c.iteration == 1 && c.req.AssistantTurns() == 0 {
+			first = append(first, c)
+			reviewers[c.reviewer] = true
+		}
+	}
+	if len(reviewers) < 3 {
+		t.Fatalf("iteration 1 had %d reviewers, want at least 3 (critic, security-reviewer, silent-failure-hunter)", len(reviewers))
+	}
+	if len(fanout) != len(reviewers) {
+		t.Errorf("the largest dispatch message has %d Agent calls; iteration 1 had %d reviewers", len(fanout), len(reviewers))
+	}
+	for _, in := range fanout {
+		if d, _ := in["description"].(string); !strings.Contains(d, "iteration 1") {
+			t.Errorf("the fan-out message dispatched %q", d)
+		}
+	}
+	latestStart, earliestEnd := first[0].Start, first[0].End
+	for _, c := range first {
+		if c.Start.After(latestStart) {
+			latestStart = c.Start
+		}
+		if c.End.Before(earliestEnd) {
+			earliestEnd = c.End
+		}
+	}
+	if !latestStart.Before(earliestEnd) {
+		t.Errorf("reviewers did not run in parallel: the last first call started %v after the first one ended", latestStart.Sub(earliestEnd))
+	}
+}
+
+// wantBackgrounded checks every whetstone task's is_backgrounded flag.
+func wantBackgrounded(t *testing.T, st *stream, want bool) {
+	t.Helper()
+	n := 0
+	for _, e := range st.of("system", "task_started") {
+		if !strings.HasPrefix(e.str("subagent_type"), "whetstone:") {
+			continue
+		}
+		n++
+		if e["is_backgrounded"] != want {
+			t.Errorf("%s started with is_backgrounded %v, want %v", e.str("subagent_type"), e["is_backgrounded"], want)
+		}
+	}
+	if n == 0 {
+		t.Error("no whetstone task started")
+	}
+}
+
+// TestTwoIterationsForeground: findings → fix → clean → DONE, with the
+// reviewers dispatched in one message and running in parallel (scenario a).
+func TestTwoIterationsForeground(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newSession(t, e, r, fakemodel.Whetstone{
+		Foreground: true, Findings: criticFindsOnce, Fixes: fixOnce, ReviewerDelay: 500 * time.Millisecond,
+	}.Script())
+	st := s.claude("/whetstone:review")
+
+	if !st.pluginLoaded("whetstone") {
+		t.Fatal("system/init does not list the whetstone plugin")
+	}
+	run := wantRun(t, r, "done", "", "APPROVE", 2)
+	wantFiles(t, r, run, "state.json", "context.json", "iter-1/critic.json", "iter-1/verdict.json", "iter-1/fix.json", "iter-2/critic.json", "iter-2/verdict.json", "report.md")
+	if !strings.Contains(r.read("calc.go"), fixOffByOne.New) {
+		t.Error("the fixer's Edit did not reach calc.go")
+	}
+	wantParallelReviewers(t, s)
+	wantBackgrounded(t, st, false)
+	wantSummary(t, st, "DONE")
+}
+
+// TestTwoIterationsBackground: the same loop with background agents, the
+// Claude Code default (scenario b).
+func TestTwoIterationsBackground(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newSession(t, e, r, fakemodel.Whetstone{Findings: criticFindsOnce, Fixes: fixOnce, ReviewerDelay: 500 * time.Millisecond}.Script())
+	st := s.claude("/whetstone:review")
+
+	run := wantRun(t, r, "done", "", "APPROVE", 2)
+	wantFiles(t, r, run, "iter-1/critic.json", "iter-1/verdict.json", "iter-1/fix.json", "iter-2/critic.json", "report.md")
+	if !strings.Contains(r.read("calc.go"), fixOffByOne.New) {
+		t.Error("the fixer's Edit did not reach calc.go")
+	}
+	wantParallelReviewers(t, s)
+	wantBackgrounded(t, st, true)
+	wantSummary(t, st, "DONE")
+}
+
+// TestMalformedReportIsSentBack: the critic's first report is invalid; the
+// SubagentStop hook blocks it with the problems by JSON path, the critic
+// corrects itself and the loop goes on (scenario c).
+func TestMalformedReportIsSentBack(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newSession(t, e, r, fakemodel.Whetstone{
+		Foreground: true, Findings: criticFindsOnce, Fixes: fixOnce,
+		Malformed: func(reviewer string, iteration int) bool { return reviewer == "critic" && iteration == 1 },
+	}.Script())
+	s.claude("/whetstone:review")
+
+	var feedback string
+	for _, c := range s.reviewerCalls() {
+		if c.reviewer == "critic" && c.iteration == 1 && strings.Contains(c.req.Latest(), "Stop hook feedback") {
+			feedback = c.req.Latest()
+		}
+	}
+	if feedback == "" {
+		t.Fatal("the critic never got Stop hook feedback for its malformed report")
+	}
+	for _, path := range []string{"$.findings[0].severity", "$.findings[0].confidence", "$.findings[0].line"} {
+		if !strings.Contains(feedback, path) {
+			t.Errorf("the feedback does not name %s:\n%s", path, feedback)
+		}
+	}
+	run := wantRun(t, r, "done", "", "APPROVE", 2)
+	wantFiles(t, r, run, "iter-1/critic.json", "iter-1/fix.json")
+	if crit := r.read(runFile(run, "iter-1/critic.json")); !strings.Contains(crit, offByOne.Title) || strings.Contains(crit, "urgent") {
+		t.Errorf("iter-1/critic.json is not the corrected report:\n%s", crit)
+	}
+}
+
+// TestEditGates: a reviewer's Write and write-shaped Bash are denied, the
+// orchestrator's own Edit during the run is denied, the fixer's Edit in the
+// fix phase is allowed (scenario d).
+func TestEditGates(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	rogue := fakemodel.Edit{File: "calc.go", Old: "// Mean is the average of xs.", New: "// Mean, edited by the orchestrator."}
+	s := newSession(t, e, r, fakemodel.Whetstone{
+		Findings: criticFindsOnce, Fixes: fixOnce, RogueReviewer: "security-reviewer", RogueEdit: &rogue,
+	}.Script())
+	st := s.claude("/whetstone:review")
+
+	results := st.toolResults()
+	var sawWrite, sawBash, sawOrchestratorEdit, sawFixerEdit bool
+	for _, u := range st.toolUses() {
+		res, ok := results[u["id"].(string)]
+		if !ok {
+			t.Errorf("no tool_result for %s %v", u["name"], u["input"])
+			continue
+		}
+		text, isErr := resultText(res), res["is_error"] == true
+		input, _ := u["input"].(map[string]any)
+		inSubagent := u["parent_tool_use_id"] != nil
+		switch {
+		case u["name"] == "Write" && inSubagent:
+			sawWrite = true
+			if !isErr || !strings.Contains(text, "whetstone") {
+				t.Errorf("the reviewer's Write was not denied by whetstone: %q", text)
+			}
+		case u["name"] == "Bash" && inSubagent && input["command"] == "echo x > f.txt":
+			sawBash = true
+			if !isErr || !strings.Contains(text, "whetstone") {
+				t.Errorf("the reviewer's write-shaped Bash was not denied by whetstone: %q", text)
+			}
+		case u["name"] == "Edit" && !inSubagent:
+			sawOrchestratorEdit = true
+			if !isErr || !strings.Contains(text, "only whetstone:fixer may change files") {
+				t.Errorf("the orchestrator's Edit was not denied by whetstone: %q", text)
+			}
+		case u["name"] == "Edit" && inSubagent:
+			sawFixerEdit = true
+			if isErr {
+				t.Errorf("the fixer's Edit failed: %q", text)
+			}
+		}
+	}
+	if !sawWrite || !sawBash || !sawOrchestratorEdit || !sawFixerEdit {
+		t.Errorf("tool calls seen: reviewer Write %v, reviewer Bash %v, orchestrator Edit %v, fixer Edit %v; want all", sawWrite, sawBash, sawOrchestratorEdit, sawFixerEdit)
+	}
+	for _, f := range []string{"rogue.txt", "f.txt"} {
+		if r.exists(f) {
+			t.Errorf("%s exists: a read-only agent wrote it", f)
+		}
+	}
+	calc := r.read("calc.go")
+	if strings.Contains(calc, rogue.New) {
+		t.Error("the orchestrator's Edit changed calc.go")
+	}
+	if !strings.Contains(calc, fixOffByOne.New) {
+		t.Error("the fixer's Edit did not reach calc.go")
+	}
+	wantRun(t, r, "done", "", "APPROVE", 2)
+	denied := 0
+	for _, res := range st.of("result", "") {
+		if d, _ := res["permission_denials"].([]any); len(d) > 0 {
+			denied += len(d)
+		}
+	}
+	if denied == 0 {
+		t.Error("no result lists a permission denial")
+	}
+}
+
+// TestStopsAtMaxIterations: findings never go away (the fix does not hold,
+// and a new blocking finding turns up) → STOPPED max_iterations (scenario e).
+func TestStopsAtMaxIterations(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	divByZero := fakemodel.Finding{Severity: "high", Category: "error-handling", File: "calc.go", Line: 14,
+		Title: "Mean divides by zero on an empty slice", Description: "len(xs) is 0 for an empty slice."}
+	s := newSession(t, e, r, fakemodel.Whetstone{
+		Foreground: true,
+		Findings: func(reviewer string, iteration int) []fakemodel.Finding {
+			if reviewer != "critic" {
+				return nil
+			}
+			if iteration == 1 {
+				return []fakemodel.Finding{offByOne}
+			}
+			again := offByOne
+			again.Prior = "F-0001"
+			return []fakemodel.Finding{again, divByZero}
+		},
+	}.Script())
+	st := s.claude("/whetstone:review --max-iterations 2")
+
+	run := wantRun(t, r, "stopped", "max_iterations", "REQUEST_CHANGES", 2)
+	wantFiles(t, r, run, "iter-1/verdict.json", "iter-1/fix.json", "iter-2/verdict.json", "report.md")
+	wantSummary(t, st, "STOPPED (max_iterations)")
+}
+
+// TestStopsWhenStalled: the same finding comes back after the fix → STOPPED
+// stalled (scenario e).
+func TestStopsWhenStalled(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newSession(t, e, r, fakemodel.Whetstone{
+		Foreground: true,
+		Findings: func(reviewer string, iteration int) []fakemodel.Finding {
+			if reviewer != "critic" {
+				return nil
+			}
+			f := offByOne
+			if iteration > 1 {
+				f.Prior = "F-0001"
+			}
+			return []fakemodel.Finding{f}
+		},
+	}.Script())
+	st := s.claude("/whetstone:review")
+
+	wantRun(t, r, "stopped", "stalled", "REQUEST_CHANGES", 2)
+	wantSummary(t, st, "STOPPED (stalled)")
+}
+
+// TestLazyOrchestrator: the orchestrator ends its turn without dispatching;
+// the Stop hook blocks with the instructions, and gives up as no_progress
+// before Claude Code's block cap would end the turn silently (scenario f).
+func TestLazyOrchestrator(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newSession(t, e, r, fakemodel.Whetstone{Lazy: true}.Script())
+	st := s.claude("/whetstone:review")
+
+	blocked := 0
+	for _, x := range s.mainCalls() {
+		latest := x.req.Latest()
+		if strings.Contains(latest, "Stop hook feedback") {
+			blocked++
+			if !strings.Contains(latest, fakemodel.DispatchMarker+`{"subagent_type":"whetstone:critic"`) {
+				t.Errorf("a Stop block carries no dispatch line for the critic:\n%s", latest)
+			}
+		}
+	}
+	if blocked == 0 {
+		t.Fatal("the Stop hook never blocked the lazy orchestrator")
+	}
+	if containsAny(st.notices(), "stop-hook-block-cap") {
+		t.Error("Claude Code's Stop hook block cap was reached")
+	}
+	wantRun(t, r, "stopped", "no_progress", "", 1)
+	wantSummary(t, st, "STOPPED (no_progress)")
+	t.Logf("the Stop hook blocked %d times", blocked)
+}
+
+// TestResumeAndSecondSession: a session ends mid-run; a second session in
+// the same repo is unaffected; resuming the first re-injects the phase's
+// instructions and the run finishes (scenarios g and h).
+func TestResumeAndSecondSession(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	w := fakemodel.Whetstone{Foreground: true, Findings: criticFindsOnce, Fixes: fixOnce}
+	script := w.Script()
+	// The second, unrelated session edits a README; the review session
+	// follows the whetstone scenario.
+	s := newSession(t, e, r, func(req *fakemodel.Request) fakemodel.Reply {
+		if !req.IsSubagent() && strings.Contains(req.FirstUserText(), "Add a README") {
+			if req.AssistantTurns() == 0 {
+				return fakemodel.Call(fakemodel.ToolUse("Write", map[string]any{"file_path": req.ProjectDir() + "/README.md", "content": "# calc\n"}))
+			}
+			return fakemodel.Say("Added README.md.")
+		}
+		return script(req)
+	})
+
+	// One main turn: the reviewers are dispatched and report, then the
+	// session ends before the orchestrator can dispatch the fixer.
+	first := s.claude("/whetstone:review", "--max-turns", "1")
+	id := first.sessionID()
+	wantRun(t, r, "fix", "", "", 1)
+
+	other := s.claude("Add a README.")
+	if !r.exists("README.md") {
+		t.Error("the second session's Write was blocked")
+	}
+	for _, res := range other.toolResults() {
+		if res["is_error"] == true {
+			t.Errorf("a tool call of the second session failed: %s", resultText(res))
+		}
+	}
+	for _, x := range s.mainCalls() {
+		if strings.Contains(x.req.FirstUserText(), "Add a README") && strings.Contains(x.req.AllText(), fakemodel.DispatchMarker) {
+			t.Error("the second session was shown whetstone instructions")
+		}
+	}
+	if got := r.onlyRun(); got.Phase != "fix" {
+		t.Errorf("the second session moved the run to %q", got.Phase)
+	}
+
+	resumed := s.claude("continue", "--resume", id)
+	var injected string
+	for _, out := range resumed.hookOutputs("SessionStart") {
+		if strings.Contains(out, "whetstone:fixer") {
+			injected = out
+		}
+	}
+	if injected == "" || !strings.Contains(injected, fakemodel.DispatchMarker) {
+		t.Errorf("SessionStart(resume) did not re-inject the fix phase's instructions; outputs: %q", resumed.hookOutputs("SessionStart"))
+	}
+	wantRun(t, r, "done", "", "APPROVE", 2)
+	if !strings.Contains(r.read("calc.go"), fixOffByOne.New) {
+		t.Error("the fixer's Edit did not reach calc.go")
+	}
+	var fixers []string
+	for _, x := range s.mainCalls() {
+		for _, in := range x.agentCalls() {
+			if d, _ := in["description"].(string); strings.Contains(d, "fixer") {
+				fixers = append(fixers, d)
+			}
+		}
+	}
+	if len(fixers) != 1 {
+		t.Errorf("the fixer was dispatched %d times, want once: %q", len(fixers), fixers)
+	}
+}

@@ -1,0 +1,234 @@
+// Package config reads whetstone.json and the /whetstone:review command line
+// and resolves them into a run's settings and reviewer roster.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/whetstone-dev/whetstone/internal/loop"
+	"github.com/whetstone-dev/whetstone/internal/review"
+)
+
+// FileName is the project configuration file, meant to be committed.
+const FileName = "whetstone.json"
+
+// Command is the prefix of the prompt that starts or resumes a run.
+const Command = "/whetstone:review"
+
+// Core reviewers run at every depth but quick, which keeps the first three.
+var (
+	Core        = []string{"critic", "pedant", "witness", "security-reviewer", "silent-failure-hunter"}
+	Quick       = []string{"critic", "security-reviewer", "silent-failure-hunter"}
+	Specialists = []string{"performance-reviewer", "api-reviewer", "database-reviewer", "concurrency-reviewer", "architecture-reviewer"}
+)
+
+// IsReviewer reports whether name is one of whetstone's reviewers.
+func IsReviewer(name string) bool {
+	return slices.Contains(Core, name) || slices.Contains(Specialists, name)
+}
+
+// Defaults are the settings when neither whetstone.json nor a flag says otherwise.
+var Defaults = loop.Settings{Depth: "standard", MaxIterations: 5, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+
+// File is whetstone.json.
+type File struct {
+	Depth               string          `json:"depth"`
+	MaxIterations       *int            `json:"max_iterations"`
+	ConfidenceThreshold *int            `json:"confidence_threshold"`
+	BlockingSeverity    string          `json:"blocking_severity"`
+	Reviewers           map[string]bool `json:"reviewers"` // force a reviewer on (true) or off (false)
+	Budget              struct {
+		Minutes int `json:"minutes"`
+		Tokens  int `json:"tokens"`
+	} `json:"budget"`
+	Triage   []string `json:"triage"`    // extra path patterns that count as changed-file signals
+	MaxFiles int      `json:"max_files"` // size gate: refuse a scope with more changed files
+}
+
+// Load reads whetstone.json from root; a missing file is the zero File.
+// Unknown keys are an error, so a typo does not silently change nothing.
+func Load(root string) (File, error) {
+	var f File
+	data, err := os.ReadFile(filepath.Join(root, FileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return f, nil
+	}
+	if err != nil {
+		return f, fmt.Errorf("read %s: %w", FileName, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return f, fmt.Errorf("%s: %w", FileName, err)
+	}
+	for name := range f.Reviewers {
+		if !IsReviewer(name) {
+			return f, fmt.Errorf("%s: reviewers: unknown reviewer %q (known: %s)", FileName, name, strings.Join(append(slices.Clone(Core), Specialists...), ", "))
+		}
+	}
+	return f, nil
+}
+
+// Args is a parsed /whetstone:review command line.
+type Args struct {
+	Scope         string
+	Depth         string
+	MaxIterations int
+	Reviewers     []string
+	Restart       bool
+}
+
+// IsCommand reports whether a prompt invokes /whetstone:review.
+func IsCommand(prompt string) bool {
+	p := strings.TrimLeft(prompt, " \t\r\n")
+	if !strings.HasPrefix(p, Command) {
+		return false
+	}
+	rest := p[len(Command):]
+	return rest == "" || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r'
+}
+
+// ParseArgs parses the words after /whetstone:review. Words that are not
+// flags form the scope text.
+func ParseArgs(prompt string) (Args, error) {
+	var a Args
+	words := strings.Fields(strings.TrimPrefix(strings.TrimLeft(prompt, " \t\r\n"), Command))
+	var scope []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if !strings.HasPrefix(w, "--") {
+			scope = append(scope, w)
+			continue
+		}
+		name, value, hasValue := strings.Cut(w[2:], "=")
+		needValue := func() (string, error) {
+			if hasValue {
+				return value, nil
+			}
+			if i+1 >= len(words) || strings.HasPrefix(words[i+1], "--") {
+				return "", fmt.Errorf("--%s needs a value", name)
+			}
+			i++
+			return words[i], nil
+		}
+		switch name {
+		case "depth":
+			v, err := needValue()
+			if err != nil {
+				return a, err
+			}
+			if !slices.Contains([]string{"quick", "standard", "deep"}, v) {
+				return a, fmt.Errorf("--depth must be quick, standard or deep (got %q)", v)
+			}
+			a.Depth = v
+		case "max-iterations":
+			v, err := needValue()
+			if err != nil {
+				return a, err
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 50 {
+				return a, fmt.Errorf("--max-iterations must be a whole number from 1 to 50 (got %q)", v)
+			}
+			a.MaxIterations = n
+		case "reviewers":
+			v, err := needValue()
+			if err != nil {
+				return a, err
+			}
+			for _, r := range strings.Split(v, ",") {
+				r = strings.TrimPrefix(strings.TrimSpace(r), "whetstone:")
+				if !IsReviewer(r) {
+					return a, fmt.Errorf("--reviewers: unknown reviewer %q (known: %s)", r, strings.Join(append(slices.Clone(Core), Specialists...), ", "))
+				}
+				if !slices.Contains(a.Reviewers, r) {
+					a.Reviewers = append(a.Reviewers, r)
+				}
+			}
+		case "restart":
+			if hasValue {
+				return a, fmt.Errorf("--restart takes no value")
+			}
+			a.Restart = true
+		default:
+			return a, fmt.Errorf("unknown flag --%s (flags: --depth quick|standard|deep, --max-iterations N, --reviewers a,b, --restart)", name)
+		}
+	}
+	a.Scope = strings.Join(scope, " ")
+	return a, nil
+}
+
+// Resolve combines defaults, whetstone.json and the command's flags, in
+// that order of precedence (flags win).
+func Resolve(f File, a Args) (loop.Settings, error) {
+	s := Defaults
+	if f.Depth != "" {
+		if !slices.Contains([]string{"quick", "standard", "deep"}, f.Depth) {
+			return s, fmt.Errorf("%s: depth must be quick, standard or deep (got %q)", FileName, f.Depth)
+		}
+		s.Depth = f.Depth
+	}
+	if f.MaxIterations != nil {
+		if *f.MaxIterations < 1 || *f.MaxIterations > 50 {
+			return s, fmt.Errorf("%s: max_iterations must be from 1 to 50 (got %d)", FileName, *f.MaxIterations)
+		}
+		s.MaxIterations = *f.MaxIterations
+	}
+	if f.ConfidenceThreshold != nil {
+		if *f.ConfidenceThreshold < 0 || *f.ConfidenceThreshold > 100 {
+			return s, fmt.Errorf("%s: confidence_threshold must be from 0 to 100 (got %d)", FileName, *f.ConfidenceThreshold)
+		}
+		s.ConfidenceThreshold = *f.ConfidenceThreshold
+	}
+	if f.BlockingSeverity != "" {
+		if review.SeverityRank(f.BlockingSeverity) >= len(review.Severities) {
+			return s, fmt.Errorf("%s: blocking_severity must be one of %s (got %q)", FileName, strings.Join(review.Severities, ", "), f.BlockingSeverity)
+		}
+		s.BlockingSeverity = f.BlockingSeverity
+	}
+	if f.Budget.Minutes < 0 || f.Budget.Tokens < 0 {
+		return s, fmt.Errorf("%s: budget values must not be negative", FileName)
+	}
+	s.BudgetMinutes, s.BudgetTokens = f.Budget.Minutes, f.Budget.Tokens
+	if a.Depth != "" {
+		s.Depth = a.Depth
+	}
+	if a.MaxIterations != 0 {
+		s.MaxIterations = a.MaxIterations
+	}
+	s.Reviewers = a.Reviewers
+	return s, nil
+}
+
+// Roster picks the reviewers of a run: --reviewers exactly when given;
+// otherwise the depth's core reviewers plus the specialists the change's
+// signals call for, then whetstone.json's reviewers switches.
+func Roster(s loop.Settings, f File, signals []string) []string {
+	if len(s.Reviewers) > 0 {
+		return slices.Clone(s.Reviewers)
+	}
+	var out []string
+	base := Core
+	if s.Depth == "quick" {
+		base = Quick
+	}
+	for _, r := range append(slices.Clone(Core), Specialists...) {
+		on := slices.Contains(base, r) || (s.Depth != "quick" && slices.Contains(signals, r))
+		if v, ok := f.Reviewers[r]; ok {
+			on = v
+		}
+		if on {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,253 @@
+// Package fakemodel is a scripted stand-in for the Anthropic Messages API.
+// End-to-end tests point the real Claude Code at it (ANTHROPIC_BASE_URL) so
+// that every hook, subagent and tool call happens for real while the model's
+// side is a Go function of the request.
+package fakemodel
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Request is one decoded POST /v1/messages body. Its methods answer the
+// questions a script asks: who is calling, at which step, and what it was
+// shown last.
+type Request struct {
+	Model    string    `json:"model"`
+	Stream   bool      `json:"stream"`
+	System   []Block   `json:"system"`
+	Messages []Message `json:"messages"`
+	Tools    []Tool    `json:"tools"`
+}
+
+// Tool is one entry of the request's tools list; only the name matters here.
+type Tool struct {
+	Name string `json:"name"`
+}
+
+// Message is one conversation message. Roles are user, assistant and system
+// (Claude Code puts role=system messages inside messages).
+type Message struct {
+	Role    string  `json:"role"`
+	Content Content `json:"content"`
+}
+
+// Content is a message's content: Claude Code sends either a string or a list
+// of blocks, for every role. A string decodes to one text block.
+type Content []Block
+
+// UnmarshalJSON accepts both the string and the block-list form.
+func (c *Content) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '"' {
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*c = Content{{Type: "text", Text: s}}
+		return nil
+	}
+	var blocks []Block
+	if err := json.Unmarshal(data, &blocks); err != nil {
+		return fmt.Errorf("decode content: %w", err)
+	}
+	*c = blocks
+	return nil
+}
+
+// Block is a content block, in requests (text, tool_use, tool_result) and in
+// replies (text, tool_use).
+type Block struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+	// tool_use
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// tool_result
+	ToolUseID string  `json:"tool_use_id,omitempty"`
+	Content   Content `json:"content,omitempty"`
+	IsError   bool    `json:"is_error,omitempty"`
+}
+
+// AllText is the block's text: a text block's text, a tool_result's content
+// texts; empty for other blocks.
+func (b Block) AllText() string {
+	switch b.Type {
+	case "text":
+		return b.Text
+	case "tool_result":
+		return b.Content.Text()
+	}
+	return ""
+}
+
+// Text joins the text of every block (tool_result contents included) with
+// newlines.
+func (c Content) Text() string {
+	var parts []string
+	for _, b := range c {
+		if s := b.AllText(); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ParseRequest decodes a /v1/messages body.
+func ParseRequest(body []byte) (*Request, error) {
+	var r Request
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("decode request: %w", err)
+	}
+	return &r, nil
+}
+
+// IsSubagent reports whether a subagent is calling: Claude Code appends
+// cc_is_subagent=true to the billing header in system[0].
+func (r *Request) IsSubagent() bool {
+	return len(r.System) > 0 && strings.Contains(r.System[0].Text, "cc_is_subagent=true")
+}
+
+// Agent is the calling agent's "whetstone:<name>", read from the first line
+// "# whetstone:<name>" of its body (system[2]); "" on the main thread and for
+// agents that are not whetstone's.
+func (r *Request) Agent() string {
+	if !r.IsSubagent() || len(r.System) < 3 {
+		return ""
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(r.System[2].Text), "\n")
+	name, ok := strings.CutPrefix(strings.TrimSpace(first), "# ")
+	if !ok || !strings.HasPrefix(name, "whetstone:") {
+		return ""
+	}
+	return strings.TrimSpace(name)
+}
+
+// AssistantTurns is the number of assistant messages so far: the step the
+// caller is at.
+func (r *Request) AssistantTurns() int {
+	n := 0
+	for _, m := range r.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	return n
+}
+
+// FirstUserText is all text of the first user message: the prompt (for a
+// subagent, the Agent call's prompt).
+func (r *Request) FirstUserText() string {
+	for _, m := range r.Messages {
+		if m.Role == "user" {
+			return m.Content.Text()
+		}
+	}
+	return ""
+}
+
+// LastUserText is all text of the last user message, tool_result contents
+// included.
+func (r *Request) LastUserText() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "user" {
+			return r.Messages[i].Content.Text()
+		}
+	}
+	return ""
+}
+
+// Latest is all text of the user and system messages after the last
+// assistant message (all messages if there is none): what the caller was
+// shown since it last spoke — tool results, hook feedback, notifications.
+func (r *Request) Latest() string {
+	start := 0
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "assistant" {
+			start = i + 1
+			break
+		}
+	}
+	var parts []string
+	for _, m := range r.Messages[start:] {
+		if s := m.Content.Text(); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// AllText is the text of every message, in order, newline-joined.
+func (r *Request) AllText() string {
+	var parts []string
+	for _, m := range r.Messages {
+		if s := m.Content.Text(); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// SystemText is the text of the system blocks, newline-joined.
+func (r *Request) SystemText() string {
+	return Content(r.System).Text()
+}
+
+const projectDirMarker = " - Primary working directory: "
+
+// ProjectDir is the absolute project directory the environment message names
+// (" - Primary working directory: <dir>").
+func (r *Request) ProjectDir() string {
+	for _, text := range []string{r.AllText(), r.SystemText()} {
+		if _, rest, ok := strings.Cut(text, projectDirMarker); ok {
+			line, _, _ := strings.Cut(rest, "\n")
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// ToolUses lists the tool_use blocks of every assistant message, in order.
+func (r *Request) ToolUses() []Block {
+	var uses []Block
+	for _, m := range r.Messages {
+		if m.Role != "assistant" {
+			continue
+		}
+		for _, b := range m.Content {
+			if b.Type == "tool_use" {
+				uses = append(uses, b)
+			}
+		}
+	}
+	return uses
+}
+
+// ToolResult is the tool_result answering the tool_use with the given id, and
+// whether there is one.
+func (r *Request) ToolResult(toolUseID string) (Block, bool) {
+	for _, m := range r.Messages {
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range m.Content {
+			if b.Type == "tool_result" && b.ToolUseID == toolUseID {
+				return b, true
+			}
+		}
+	}
+	return Block{}, false
+}
+
+// HasTool reports whether the caller was offered the named tool.
+func (r *Request) HasTool(name string) bool {
+	for _, t := range r.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,282 @@
+package fakemodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DispatchMarker starts every line of hook output that is one Agent call
+// (docs/design.md).
+const DispatchMarker = "WHETSTONE-DISPATCH "
+
+// Finding is a reviewer finding a scenario plants (spec §3).
+type Finding struct {
+	Severity    string
+	Confidence  int // 0 means 95
+	Category    string
+	File        string // relative to the project root
+	Line        int
+	Title       string
+	Description string
+	// Prior is the id of an earlier finding this one re-raises (its fix did
+	// not hold); the reviewer also reports that id as not_fixed.
+	Prior string
+}
+
+// Edit is a change made with the Edit tool: Old replaced by New in File
+// (relative to the project root).
+type Edit struct {
+	File, Old, New string
+}
+
+// Whetstone is a scenario for the whetstone review loop: the orchestrator
+// (main thread) follows the hooks' WHETSTONE-DISPATCH lines, reviewers
+// report scripted findings, the fixer makes scripted edits, the validator
+// confirms. The zero value is a well-behaved run in which every reviewer
+// reports clean.
+type Whetstone struct {
+	// Foreground makes the orchestrator pass "run_in_background": false;
+	// otherwise Claude Code's default (background) applies.
+	Foreground bool
+	// Lazy makes the orchestrator never dispatch: it ends every turn with
+	// text.
+	Lazy bool
+	// RogueEdit, when set, is an edit the orchestrator tries itself once,
+	// during the run, after its first dispatch.
+	RogueEdit *Edit
+	// RogueReviewer names a reviewer (e.g. "critic") that first tries a
+	// Write and a write-shaped Bash, then reports.
+	RogueReviewer string
+	// Findings is what a reviewer reports in an iteration; nil or empty
+	// means clean.
+	Findings func(reviewer string, iteration int) []Finding
+	// Malformed makes a reviewer's first report in an iteration invalid;
+	// after the SubagentStop hook's feedback it sends the valid one.
+	Malformed func(reviewer string, iteration int) bool
+	// Fixes is what the fixer changes in an iteration.
+	Fixes func(iteration int) []Edit
+	// ReviewerDelay delays every reviewer reply, so that parallel reviewers
+	// visibly overlap.
+	ReviewerDelay time.Duration
+}
+
+var (
+	reviewLine   = regexp.MustCompile(`whetstone review · run (\S+) · iteration (\d+) · reviewer ([a-z0-9-]+)`)
+	jobLine      = regexp.MustCompile(`whetstone (fix|validate) · run (\S+) · iteration (\d+)`)
+	findingLine  = regexp.MustCompile(`(?m)^- (F-\d{4,}) \[([a-z]+)\] (\S+?):(\d+) (.*)$`)
+	claimedLine  = regexp.MustCompile(`claims to have fixed: ([^\n]*)`)
+	findingID    = regexp.MustCompile(`F-\d{4,}`)
+	rogueCommand = "echo x > f.txt"
+)
+
+// Script is the scenario as a model script.
+func (w Whetstone) Script() Script {
+	return func(req *Request) Reply {
+		if !req.IsSubagent() {
+			return w.orchestrator(req)
+		}
+		text := req.FirstUserText()
+		switch agent := req.Agent(); {
+		case agent == "whetstone:fixer":
+			return w.fixer(req, text)
+		case agent == "whetstone:validator":
+			return validator(text)
+		case reviewLine.MatchString(text):
+			return w.reviewer(req, text)
+		case agent != "":
+			return Say(fmt.Sprintf("%s: no job line in my prompt", agent))
+		}
+		return Say("done")
+	}
+}
+
+// Dispatches returns the Agent inputs of the WHETSTONE-DISPATCH lines in
+// text, in order, without duplicates (by description).
+func Dispatches(text string) []map[string]any {
+	var out []map[string]any
+	seen := map[string]bool{}
+	for _, line := range strings.Split(text, "\n") {
+		_, raw, ok := strings.Cut(line, DispatchMarker)
+		if !ok {
+			continue
+		}
+		var in map[string]any
+		if json.Unmarshal([]byte(strings.TrimSpace(raw)), &in) != nil {
+			continue
+		}
+		d, _ := in["description"].(string)
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		out = append(out, in)
+	}
+	return out
+}
+
+func (w Whetstone) orchestrator(req *Request) Reply {
+	if w.Lazy {
+		return Say("I will get to the review later.")
+	}
+	dispatched := map[string]bool{}
+	edited := false
+	for _, u := range req.ToolUses() {
+		switch u.Name {
+		case "Agent", "Task":
+			var in struct {
+				Description string `json:"description"`
+			}
+			if json.Unmarshal(u.Input, &in) == nil {
+				dispatched[in.Description] = true
+			}
+		case "Edit":
+			edited = true
+		}
+	}
+	var calls []Block
+	for _, in := range Dispatches(req.Latest()) {
+		if d, _ := in["description"].(string); dispatched[d] {
+			continue
+		}
+		if w.Foreground {
+			in["run_in_background"] = false
+		}
+		calls = append(calls, ToolUse("Agent", in))
+	}
+	if len(calls) > 0 {
+		return Reply{Content: append([]Block{Text(fmt.Sprintf("Dispatching %d whetstone agent(s).", len(calls)))}, calls...)}
+	}
+	latest := req.Latest()
+	if w.RogueEdit != nil && !edited && len(dispatched) > 0 && !finished(latest) {
+		e := w.RogueEdit
+		return Call(ToolUse("Edit", map[string]any{
+			"file_path": filepath.Join(req.ProjectDir(), e.File), "old_string": e.Old, "new_string": e.New,
+		}))
+	}
+	if finished(latest) {
+		return Say("The whetstone review is over; see the summary above.")
+	}
+	return Say("Waiting for the whetstone agents to finish.")
+}
+
+func finished(text string) bool {
+	return strings.Contains(text, " DONE ") || strings.Contains(text, " STOPPED ")
+}
+
+func (w Whetstone) reviewer(req *Request, prompt string) Reply {
+	m := reviewLine.FindStringSubmatch(prompt)
+	name := m[3]
+	iteration, _ := strconv.Atoi(m[2])
+	if name == w.RogueReviewer && len(req.ToolUses()) == 0 {
+		return Call(
+			ToolUse("Write", map[string]any{"file_path": filepath.Join(req.ProjectDir(), "rogue.txt"), "content": "a reviewer wrote this\n"}),
+			ToolUse("Bash", map[string]any{"command": rogueCommand, "description": "write a file"}),
+		)
+	}
+	var findings []Finding
+	if w.Findings != nil {
+		findings = w.Findings(name, iteration)
+	}
+	report := map[string]any{"schema": "whetstone.review/v1", "reviewer": name}
+	fs := make([]map[string]any, 0, len(findings))
+	notFixed := map[string]bool{}
+	for _, f := range findings {
+		conf := f.Confidence
+		if conf == 0 {
+			conf = 95
+		}
+		desc := f.Description
+		if desc == "" {
+			desc = f.Title + "."
+		}
+		o := map[string]any{
+			"severity": f.Severity, "confidence": conf, "category": f.Category, "file": f.File,
+			"line": f.Line, "title": f.Title, "description": desc,
+			"evidence": fmt.Sprintf("%s:%d", f.File, f.Line), "suggestion": "Fix it.",
+		}
+		if f.Prior != "" {
+			o["prior"] = f.Prior
+			notFixed[f.Prior] = true
+		}
+		fs = append(fs, o)
+	}
+	report["findings"] = fs
+	report["verdict"] = "clean"
+	if len(fs) > 0 {
+		report["verdict"] = "issues_found"
+	}
+	// A reviewer that found something last time checks the fixer's claims.
+	if iteration > 1 && w.Findings != nil && len(w.Findings(name, iteration-1)) > 0 {
+		if cm := claimedLine.FindStringSubmatch(prompt); cm != nil {
+			var checks []map[string]any
+			for _, id := range findingID.FindAllString(cm[1], -1) {
+				status := "fixed"
+				if notFixed[id] {
+					status = "not_fixed"
+				}
+				checks = append(checks, map[string]any{"id": id, "status": status, "note": "checked"})
+			}
+			report["fix_checks"] = checks
+		}
+	}
+	rejected := strings.Contains(req.AllText(), "Stop hook feedback")
+	if w.Malformed != nil && w.Malformed(name, iteration) && !rejected {
+		report = map[string]any{
+			"schema": "whetstone.review/v1", "reviewer": name, "verdict": "issues_found",
+			"findings": []map[string]any{{"severity": "urgent", "confidence": 150, "category": "correctness", "file": "x.go", "line": 0, "title": "Broken"}},
+		}
+	}
+	raw, _ := json.MarshalIndent(report, "", "  ")
+	return Reply{Content: []Block{Text(fmt.Sprintf("Review by %s, iteration %d.\n\n```json\n%s\n```", name, iteration, raw))}, Delay: w.ReviewerDelay}
+}
+
+// listed parses the "- F-0001 [high] file:line Title" lines of a prompt.
+func listed(prompt string) (ids, files []string) {
+	for _, m := range findingLine.FindAllStringSubmatch(prompt, -1) {
+		ids = append(ids, m[1])
+		files = append(files, m[3])
+	}
+	return ids, files
+}
+
+func (w Whetstone) fixer(req *Request, prompt string) Reply {
+	iteration := 0
+	if m := jobLine.FindStringSubmatch(prompt); m != nil {
+		iteration, _ = strconv.Atoi(m[3])
+	}
+	var edits []Edit
+	if w.Fixes != nil {
+		edits = w.Fixes(iteration)
+	}
+	if len(req.ToolUses()) == 0 && len(edits) > 0 {
+		var calls []Block
+		for _, e := range edits {
+			calls = append(calls, ToolUse("Edit", map[string]any{
+				"file_path": filepath.Join(req.ProjectDir(), e.File), "old_string": e.Old, "new_string": e.New,
+			}))
+		}
+		return Call(calls...)
+	}
+	ids, files := listed(prompt)
+	results := make([]map[string]any, 0, len(ids))
+	for i, id := range ids {
+		results = append(results, map[string]any{"id": id, "status": "fixed", "note": "edited", "files": []string{files[i]}})
+	}
+	raw, _ := json.MarshalIndent(map[string]any{"schema": "whetstone.fix/v1", "results": results}, "", "  ")
+	return Say(fmt.Sprintf("Fixed %d finding(s).\n\n```json\n%s\n```", len(ids), raw))
+}
+
+func validator(prompt string) Reply {
+	ids, _ := listed(prompt)
+	results := make([]map[string]any, 0, len(ids))
+	for _, id := range ids {
+		results = append(results, map[string]any{"id": id, "status": "confirmed", "note": "reproduced"})
+	}
+	raw, _ := json.MarshalIndent(map[string]any{"schema": "whetstone.validation/v1", "results": results}, "", "  ")
+	return Say(string(raw))
+}

@@ -1,0 +1,105 @@
+package loop
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// DispatchMarker starts each line of the instructions that is one Agent call.
+const DispatchMarker = "WHETSTONE-DISPATCH "
+
+// Dir is a run's directory relative to the project root.
+func (r *Run) Dir() string { return ".whetstone/runs/" + r.ID }
+
+// Instructions tells the orchestrator what to do now: the Agent calls of the
+// current phase that are still pending, one WHETSTONE-DISPATCH line each.
+func (r *Run) Instructions() string {
+	if !r.Active() {
+		return r.Summary()
+	}
+	pending := r.Pending()
+	var b strings.Builder
+	fmt.Fprintf(&b, "whetstone run %s · iteration %d of at most %d · %s phase.\n", r.ID, r.Iteration, r.Settings.MaxIterations, r.Phase)
+	if len(pending) == 0 {
+		b.WriteString("Every agent of this phase has been dispatched; wait for them to finish. Do not edit files or review the code yourself.\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "Dispatch these %d agent(s) now with the Agent tool, all in ONE assistant message so they run in parallel. Each line below is one Agent call: use the JSON after %q as the tool input, unchanged.\n", len(pending), strings.TrimSpace(DispatchMarker))
+	for _, name := range pending {
+		call, _ := json.Marshal(struct {
+			Type        string `json:"subagent_type"`
+			Description string `json:"description"`
+			Prompt      string `json:"prompt"`
+		}{"whetstone:" + name, fmt.Sprintf("whetstone %s, iteration %d", name, r.Iteration), r.Prompt(name)})
+		b.WriteString(DispatchMarker)
+		b.Write(call)
+		b.WriteByte('\n')
+	}
+	b.WriteString("Do not edit files and do not review or fix the code yourself: whetstone's hooks deny it. When the agents finish, whetstone checks their reports and tells you the next step.\n")
+	return b.String()
+}
+
+// Prompt is what an agent of the current phase is asked to do.
+func (r *Run) Prompt(name string) string {
+	var b strings.Builder
+	switch name {
+	case "fixer":
+		fmt.Fprintf(&b, "whetstone fix · run %s · iteration %d\n", r.ID, r.Iteration)
+		fmt.Fprintf(&b, "Fix these blocking findings, most severe first. Their details are in %s/iter-%d/verdict.json.\n", r.Dir(), r.Iteration)
+		r.listBlocking(&b)
+		b.WriteString("Make minimal changes, run the tests you can, never touch .whetstone/. Your final message must be your whetstone.fix/v1 report with one result per id above.\n")
+	case "validator":
+		fmt.Fprintf(&b, "whetstone validate · run %s · iteration %d\n", r.ID, r.Iteration)
+		fmt.Fprintf(&b, "Independently confirm or disprove each of these findings. Details: %s/iter-%d/verdict.json.\n", r.Dir(), r.Iteration)
+		r.listBlocking(&b)
+		b.WriteString("Your final message must be your whetstone.validation/v1 report with one result per id above.\n")
+	default:
+		fmt.Fprintf(&b, "whetstone review · run %s · iteration %d · reviewer %s\n", r.ID, r.Iteration, name)
+		fmt.Fprintf(&b, "Scope: read %s/context.json (base ref, changed files, the user's scope). Review the change through your lens only.\n", r.Dir())
+		if r.Iteration > 1 {
+			fmt.Fprintf(&b, "Earlier findings: %s/iter-%d/verdict.json; the fixer's report: %s/iter-%d/fix.json.\n", r.Dir(), r.Iteration-1, r.Dir(), r.Iteration-1)
+			if len(r.Claimed) > 0 {
+				fmt.Fprintf(&b, "The fixer claims to have fixed: %s. Check each claim that touches your lens and report it in fix_checks; re-raise one that is not fixed with \"prior\" set to its id.\n", strings.Join(r.Claimed, ", "))
+			}
+		}
+		fmt.Fprintf(&b, "Your final message must be your whetstone.review/v1 report with \"reviewer\": %q.\n", name)
+	}
+	return b.String()
+}
+
+func (r *Run) listBlocking(b *strings.Builder) {
+	for _, e := range r.Blocking() {
+		fmt.Fprintf(b, "- %s [%s] %s:%d %s\n", e.ID, e.Severity, e.File, e.Line, e.Title)
+	}
+}
+
+// Summary is the one-paragraph account of a finished run.
+func (r *Run) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "whetstone run %s ", r.ID)
+	if r.Phase == Done {
+		fmt.Fprintf(&b, "DONE after %d iteration(s): %s.", r.Iteration, r.Verdict)
+	} else {
+		fmt.Fprintf(&b, "STOPPED (%s) at iteration %d: %s.", r.StopReason, r.Iteration, r.Verdict)
+		if r.Error != "" {
+			fmt.Fprintf(&b, " Error: %s.", r.Error)
+		}
+	}
+	c := r.Counts()
+	open := 0
+	var parts []string
+	for _, s := range []string{"critical", "high", "medium", "low", "info"} {
+		if c[s] > 0 {
+			open += c[s]
+			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
+		}
+	}
+	if open > 0 {
+		fmt.Fprintf(&b, " Open findings: %s.", strings.Join(parts, ", "))
+	} else {
+		b.WriteString(" No open findings.")
+	}
+	fmt.Fprintf(&b, " Report: %s/report.md", r.Dir())
+	return b.String()
+}

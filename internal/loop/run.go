@@ -1,0 +1,334 @@
+// Package loop is whetstone's state machine: a run's phases, the agents each
+// phase expects, and the rules that move a run from one phase to the next.
+// It does no I/O; the caller loads and stores a Run under the state lock.
+package loop
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/review"
+)
+
+// Version is the state file format this binary reads and writes.
+const Version = 1
+
+// ErrNewerVersion means the state file was written by a newer whetstone.
+var ErrNewerVersion = errors.New("state file written by a newer whetstone")
+
+// Phase is where a run is.
+type Phase string
+
+// Phases of a run (spec §2).
+const (
+	Review   Phase = "review"   // R1: reviewers in parallel
+	Validate Phase = "validate" // V: deep depth only
+	Fix      Phase = "fix"      // R2: the fixer
+	Done     Phase = "done"
+	Stopped  Phase = "stopped"
+)
+
+// Reasons a run stops.
+const (
+	MaxIterations = "max_iterations"
+	Stalled       = "stalled"
+	Budget        = "budget"
+	NoProgress    = "no_progress"
+	Aborted       = "aborted"
+	Error         = "error"
+)
+
+// Agent statuses within a phase.
+const (
+	Dispatched = "dispatched"
+	Reported   = "reported"
+	Failed     = "failed"
+)
+
+// MaxRejections is how often an agent's invalid report is sent back to it
+// before the agent is recorded as failed.
+const MaxRejections = 2
+
+// Settings are a run's knobs, from whetstone.json and the command's flags.
+type Settings struct {
+	Depth               string   `json:"depth"`
+	MaxIterations       int      `json:"max_iterations"`
+	ConfidenceThreshold int      `json:"confidence_threshold"`
+	BlockingSeverity    string   `json:"blocking_severity"`
+	Reviewers           []string `json:"reviewers,omitempty"`
+	BudgetMinutes       int      `json:"budget_minutes,omitempty"`
+	BudgetTokens        int      `json:"budget_tokens,omitempty"`
+}
+
+// Agent is one agent of the current phase.
+type Agent struct {
+	Status     string `json:"status"`
+	ID         string `json:"agent_id,omitempty"`
+	Rejections int    `json:"rejections,omitempty"`
+}
+
+// Step is one line of a run's history.
+type Step struct {
+	At        time.Time `json:"at"`
+	Iteration int       `json:"iteration"`
+	Phase     Phase     `json:"phase"`
+	Note      string    `json:"note"`
+}
+
+// Run is the whole state of one review run: state.json.
+type Run struct {
+	Version     int               `json:"version"`
+	Revision    int               `json:"revision"`
+	ID          string            `json:"run_id"`
+	Session     string            `json:"session_id"`
+	Phase       Phase             `json:"phase"`
+	Iteration   int               `json:"iteration"`
+	StopReason  string            `json:"stop_reason,omitempty"`
+	Verdict     string            `json:"verdict,omitempty"`
+	Error       string            `json:"error,omitempty"`
+	Settings    Settings          `json:"settings"`
+	Roster      []string          `json:"roster"`
+	Expected    []string          `json:"expected"`
+	Agents      map[string]*Agent `json:"agents"`
+	CleanStreak int               `json:"clean_streak"`
+	LastOpen    []string          `json:"last_open,omitempty"`
+	Claimed     []string          `json:"claimed,omitempty"`
+	Findings    []review.Entry    `json:"findings"`
+	StopBlocks  int               `json:"stop_blocks"`
+	Announced   bool              `json:"announced,omitempty"`
+	Tokens      int               `json:"tokens,omitempty"`
+	Created     time.Time         `json:"created"`
+	Updated     time.Time         `json:"updated"`
+	History     []Step            `json:"history"`
+}
+
+// New starts a run in the first review phase.
+func New(id, session string, s Settings, roster []string, now time.Time) *Run {
+	r := &Run{Version: Version, ID: id, Session: session, Settings: s, Roster: roster, Created: now, Findings: []review.Entry{}}
+	r.enter(Review, 1, now, "run started")
+	return r
+}
+
+// Decode parses state.json. A newer version is ErrNewerVersion; anything
+// unreadable is an error that names the problem.
+func Decode(data []byte) (*Run, error) {
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("corrupt state: %w", err)
+	}
+	if head.Version > Version {
+		return nil, fmt.Errorf("%w (version %d; this binary reads version %d): upgrade whetstone", ErrNewerVersion, head.Version, Version)
+	}
+	var r Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("corrupt state: %w", err)
+	}
+	if r.Version < 1 || r.ID == "" || r.Phase == "" {
+		return nil, fmt.Errorf("corrupt state: missing version, run_id or phase")
+	}
+	if r.Agents == nil {
+		r.Agents = map[string]*Agent{}
+	}
+	return &r, nil
+}
+
+// Encode renders state.json, bumping the revision.
+func (r *Run) Encode(now time.Time) ([]byte, error) {
+	r.Revision++
+	r.Updated = now
+	b, err := json.MarshalIndent(r, "", "  ")
+	return append(b, '\n'), err
+}
+
+// Active reports whether the run still needs work.
+func (r *Run) Active() bool { return r.Phase != Done && r.Phase != Stopped }
+
+func (r *Run) enter(p Phase, iteration int, now time.Time, note string) {
+	r.Phase, r.Iteration = p, iteration
+	r.Agents = map[string]*Agent{}
+	switch p {
+	case Review:
+		r.Expected = slices.Clone(r.Roster)
+	case Validate:
+		r.Expected = []string{"validator"}
+	case Fix:
+		r.Expected = []string{"fixer"}
+	default:
+		r.Expected = nil
+	}
+	r.History = append(r.History, Step{At: now, Iteration: iteration, Phase: p, Note: note})
+}
+
+// Stop ends the run for a reason and computes its final verdict.
+func (r *Run) Stop(reason, detail string, now time.Time) {
+	r.StopReason = reason
+	r.Verdict = r.verdict()
+	note := "stopped: " + reason
+	if detail != "" {
+		note += ": " + detail
+		if reason == Error {
+			r.Error = detail
+		}
+	}
+	r.enter(Stopped, r.Iteration, now, note)
+}
+
+func (r *Run) finish(now time.Time) {
+	r.Verdict = r.verdict()
+	r.enter(Done, r.Iteration, now, "converged: "+r.Verdict)
+}
+
+// Expects reports whether the current phase waits for the named agent.
+func (r *Run) Expects(name string) bool { return r.Active() && slices.Contains(r.Expected, name) }
+
+// Pending lists the expected agents that have neither reported nor failed.
+func (r *Run) Pending() []string {
+	var out []string
+	for _, n := range r.Expected {
+		if a := r.Agents[n]; a == nil || (a.Status != Reported && a.Status != Failed) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Dispatch records that the orchestrator launched an agent, or explains why
+// it may not: the phase does not expect it, or it already reported.
+func (r *Run) Dispatch(name string) error {
+	if !r.Expects(name) {
+		return fmt.Errorf("whetstone:%s is not part of the %s phase (iteration %d); dispatch only %s", name, r.Phase, r.Iteration, r.pendingTypes())
+	}
+	a := r.Agents[name]
+	if a != nil && (a.Status == Reported || a.Status == Failed) {
+		return fmt.Errorf("whetstone:%s already %s in this phase; do not dispatch it again", name, a.Status)
+	}
+	if a == nil {
+		r.Agents[name] = &Agent{Status: Dispatched}
+	}
+	r.StopBlocks = 0
+	return nil
+}
+
+func (r *Run) pendingTypes() string {
+	p := r.Pending()
+	if len(p) == 0 {
+		return "nothing (wait for the running agents)"
+	}
+	for i, n := range p {
+		p[i] = "whetstone:" + n
+	}
+	return strings.Join(p, ", ")
+}
+
+// Reject records an invalid report and reports whether the agent gets
+// another try; after MaxRejections the agent is recorded as failed.
+func (r *Run) Reject(name, agentID string) (retry bool) {
+	a := r.agent(name, agentID)
+	a.Rejections++
+	r.StopBlocks = 0
+	if a.Rejections > MaxRejections {
+		a.Status = Failed
+		return false
+	}
+	return true
+}
+
+// Accept records a valid report.
+func (r *Run) Accept(name, agentID string) {
+	r.agent(name, agentID).Status = Reported
+	r.StopBlocks = 0
+}
+
+func (r *Run) agent(name, agentID string) *Agent {
+	a := r.Agents[name]
+	if a == nil {
+		a = &Agent{Status: Dispatched}
+		r.Agents[name] = a
+	}
+	if agentID != "" {
+		a.ID = agentID
+	}
+	return a
+}
+
+// Owns reports whether an agent's stop event belongs to this phase: the
+// phase expects it and it has not finished yet, or it is the same agent
+// instance coming back after a rejection.
+func (r *Run) Owns(name, agentID string) bool {
+	if !r.Expects(name) {
+		return false
+	}
+	a := r.Agents[name]
+	if a == nil || a.Status == Dispatched {
+		return a == nil || a.ID == "" || a.ID == agentID || agentID == ""
+	}
+	return false
+}
+
+// Complete reports whether every expected agent has reported or failed.
+func (r *Run) Complete() bool { return r.Active() && len(r.Pending()) == 0 }
+
+// Failed lists the agents of this phase recorded as failed.
+func (r *Run) Failed() []string {
+	var out []string
+	for _, n := range r.Expected {
+		if a := r.Agents[n]; a != nil && a.Status == Failed {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Blocking returns the open blocking findings, most severe first.
+func (r *Run) Blocking() []review.Entry {
+	var out []review.Entry
+	for _, e := range r.Findings {
+		if e.Open() && e.Blocking {
+			out = append(out, e)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b review.Entry) int {
+		return review.SeverityRank(a.Severity) - review.SeverityRank(b.Severity)
+	})
+	return out
+}
+
+// verdict is the run's verdict over its open findings (spec §2).
+func (r *Run) verdict() string {
+	verdict := review.Approve
+	for _, e := range r.Findings {
+		if !e.Open() {
+			continue
+		}
+		switch {
+		case e.Severity == "critical" && e.Confidence >= r.Settings.ConfidenceThreshold:
+			return review.Block
+		case e.Blocking:
+			verdict = review.RequestChanges
+		case verdict == review.Approve:
+			verdict = review.ApproveWithNotes
+		}
+	}
+	if verdict == review.Approve && len(r.Failed()) > 0 {
+		// A reviewer that never delivered a valid report never counts as clean.
+		verdict = review.RequestChanges
+	}
+	return verdict
+}
+
+// Counts summarises open findings by severity.
+func (r *Run) Counts() map[string]int {
+	c := map[string]int{}
+	for _, e := range r.Findings {
+		if e.Open() {
+			c[e.Severity]++
+		}
+	}
+	return c
+}

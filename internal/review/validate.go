@@ -1,0 +1,370 @@
+package review
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Limits on what one report may hold; hostile or runaway output is refused
+// with a problem instead of being stored.
+const (
+	MaxFindings    = 500
+	MaxTitleLen    = 300
+	MaxTextLen     = 20000
+	MaxFilesPerFix = 200
+)
+
+// Problem is one thing wrong with a report, located by its JSON path.
+type Problem struct {
+	Path string
+	Msg  string
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.Msg }
+
+// Problems is every problem found in one report.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = "- " + p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Expect is what the hook knows about the report it is validating.
+type Expect struct {
+	Reviewer string          // the reviewer's short name, e.g. "critic"
+	Root     string          // project root; finding files must stay inside it
+	Required []string        // ids that must have a result (fixer, validator)
+	Known    map[string]bool // ids that exist in the run; nil accepts any well-formed id
+}
+
+var idPattern = regexp.MustCompile(`^F-[0-9]{4,}$`)
+
+// checker walks a decoded JSON value and collects problems with their paths.
+type checker struct{ ps Problems }
+
+func (c *checker) add(path, format string, args ...any) {
+	c.ps = append(c.ps, Problem{path, fmt.Sprintf(format, args...)})
+}
+
+func decode(raw []byte) (map[string]any, Problems) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, Problems{{"$", "invalid JSON: " + err.Error()}}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, Problems{{"$", "must be a JSON object"}}
+	}
+	return obj, nil
+}
+
+func (c *checker) str(obj map[string]any, path, key string, required bool, max int) string {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		if required {
+			c.add(path+"."+key, "is required")
+		}
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		c.add(path+"."+key, "must be a string")
+		return ""
+	}
+	if required && strings.TrimSpace(s) == "" {
+		c.add(path+"."+key, "must not be empty")
+	}
+	if len(s) > max {
+		c.add(path+"."+key, "is %d characters; the limit is %d", len(s), max)
+	}
+	return s
+}
+
+func (c *checker) enum(obj map[string]any, path, key string, allowed ...string) string {
+	s := c.str(obj, path, key, true, MaxTitleLen)
+	if s != "" && !slices.Contains(allowed, s) {
+		c.add(path+"."+key, "must be one of %s (got %q)", strings.Join(allowed, ", "), s)
+	}
+	return s
+}
+
+func (c *checker) integer(obj map[string]any, path, key string, required bool) (int, bool) {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		if required {
+			c.add(path+"."+key, "is required")
+		}
+		return 0, false
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		c.add(path+"."+key, "must be an integer")
+		return 0, false
+	}
+	i, err := n.Int64()
+	if err != nil || i > 1<<31 || i < -1<<31 {
+		c.add(path+"."+key, "must be an integer (got %s)", n)
+		return 0, false
+	}
+	return int(i), true
+}
+
+func (c *checker) array(obj map[string]any, path, key string, required bool) []any {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		if required {
+			c.add(path+"."+key, "is required (an array)")
+		}
+		return nil
+	}
+	a, ok := v.([]any)
+	if !ok {
+		c.add(path+"."+key, "must be an array")
+	}
+	return a
+}
+
+func (c *checker) object(v any, path string) map[string]any {
+	o, ok := v.(map[string]any)
+	if !ok {
+		c.add(path, "must be an object")
+	}
+	return o
+}
+
+func (c *checker) schema(obj map[string]any, want string) {
+	if s := c.str(obj, "$", "schema", true, MaxTitleLen); s != "" && s != want {
+		c.add("$.schema", "must be %q (got %q)", want, s)
+	}
+}
+
+func (c *checker) id(obj map[string]any, path string, exp Expect) string {
+	id := c.str(obj, path, "id", true, 32)
+	if id == "" {
+		return ""
+	}
+	if !idPattern.MatchString(id) {
+		c.add(path+".id", "must look like F-0001 (got %q)", id)
+	} else if exp.Known != nil && !exp.Known[id] {
+		c.add(path+".id", "%s is not a finding of this run", id)
+	}
+	return id
+}
+
+// ValidateReview checks a reviewer report against spec §3.
+func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
+	obj, ps := decode(raw)
+	if ps != nil {
+		return Report{}, ps
+	}
+	var c checker
+	c.schema(obj, SchemaReview)
+	if r := c.str(obj, "$", "reviewer", true, 64); r != "" && exp.Reviewer != "" && r != exp.Reviewer {
+		c.add("$.reviewer", "must be %q, the name of this reviewer (got %q)", exp.Reviewer, r)
+	}
+	verdict := c.enum(obj, "$", "verdict", "clean", "issues_found")
+	findings := c.array(obj, "$", "findings", true)
+	if len(findings) > MaxFindings {
+		c.add("$.findings", "has %d findings; the limit is %d — report the most important ones", len(findings), MaxFindings)
+		findings = findings[:MaxFindings]
+	}
+	switch {
+	case verdict == "clean" && len(findings) > 0:
+		c.add("$.verdict", `is "clean" but findings is not empty; use "issues_found" or drop the findings`)
+	case verdict == "issues_found" && len(findings) == 0:
+		c.add("$.verdict", `is "issues_found" but findings is empty; use "clean"`)
+	}
+	for i, f := range findings {
+		c.finding(f, fmt.Sprintf("$.findings[%d]", i), exp)
+	}
+	checks := c.array(obj, "$", "fix_checks", false)
+	for i, fc := range checks {
+		p := fmt.Sprintf("$.fix_checks[%d]", i)
+		if o := c.object(fc, p); o != nil {
+			c.id(o, p, exp)
+			c.enum(o, p, "status", "fixed", "not_fixed", "partially_fixed")
+			c.str(o, p, "note", false, MaxTextLen)
+		}
+	}
+	if c.ps != nil {
+		return Report{}, c.ps
+	}
+	var r Report
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Report{}, Problems{{"$", err.Error()}}
+	}
+	for i := range r.Findings {
+		r.Findings[i].File = filepath.ToSlash(filepath.Clean(r.Findings[i].File))
+		if r.Findings[i].EndLine == 0 {
+			r.Findings[i].EndLine = r.Findings[i].Line
+		}
+	}
+	return r, nil
+}
+
+func (c *checker) finding(v any, p string, exp Expect) {
+	o := c.object(v, p)
+	if o == nil {
+		return
+	}
+	c.enum(o, p, "severity", Severities...)
+	if n, ok := c.integer(o, p, "confidence", true); ok && (n < 0 || n > 100) {
+		c.add(p+".confidence", "must be between 0 and 100 (got %d)", n)
+	}
+	c.str(o, p, "category", true, 64)
+	if file := c.str(o, p, "file", true, 4096); file != "" {
+		if msg := outside(exp.Root, file); msg != "" {
+			c.add(p+".file", "%s", msg)
+		}
+	}
+	line, okLine := c.integer(o, p, "line", true)
+	if okLine && line < 1 {
+		c.add(p+".line", "must be ≥ 1 (got %d)", line)
+	}
+	if end, ok := c.integer(o, p, "end_line", false); ok && okLine && end < line {
+		c.add(p+".end_line", "must be ≥ line (%d), got %d", line, end)
+	}
+	c.str(o, p, "title", true, MaxTitleLen)
+	c.str(o, p, "description", true, MaxTextLen)
+	for _, k := range []string{"evidence", "suggestion"} {
+		c.str(o, p, k, false, MaxTextLen)
+	}
+	c.str(o, p, "rule", false, 128)
+	if prior := c.str(o, p, "prior", false, 32); prior != "" && !idPattern.MatchString(prior) {
+		c.add(p+".prior", "must look like F-0001 (got %q)", prior)
+	}
+}
+
+// outside explains why a finding's file is not a path inside the project, or
+// returns "" when it is.
+func outside(root, file string) string {
+	if filepath.IsAbs(file) || strings.HasPrefix(file, "/") {
+		return fmt.Sprintf("must be relative to the project root (got %q)", file)
+	}
+	clean := filepath.Clean(file)
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return fmt.Sprintf("leaves the project (got %q)", file)
+	}
+	if root == "" {
+		return ""
+	}
+	// A symlink inside the project may still point out of it.
+	real, err := filepath.EvalSymlinks(filepath.Join(root, clean))
+	if err != nil {
+		return "" // a finding may name a deleted file
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		realRoot = root
+	}
+	if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+		return fmt.Sprintf("resolves outside the project (got %q)", file)
+	}
+	return ""
+}
+
+// ValidateFix checks a fixer report against spec §4.
+func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
+	obj, ps := decode(raw)
+	if ps != nil {
+		return FixReport{}, ps
+	}
+	var c checker
+	c.schema(obj, SchemaFix)
+	seen := map[string]bool{}
+	for i, v := range c.array(obj, "$", "results", true) {
+		p := fmt.Sprintf("$.results[%d]", i)
+		o := c.object(v, p)
+		if o == nil {
+			continue
+		}
+		id := c.id(o, p, exp)
+		if seen[id] && id != "" {
+			c.add(p+".id", "%s has more than one result", id)
+		}
+		seen[id] = true
+		c.enum(o, p, "status", "fixed", "not_fixed", "disputed", "deferred")
+		c.str(o, p, "note", false, MaxTextLen)
+		files := c.array(o, p, "files", false)
+		if len(files) > MaxFilesPerFix {
+			c.add(p+".files", "lists %d files; the limit is %d", len(files), MaxFilesPerFix)
+		}
+		for j, f := range files {
+			s, ok := f.(string)
+			fp := fmt.Sprintf("%s.files[%d]", p, j)
+			if !ok {
+				c.add(fp, "must be a string")
+			} else if msg := outside(exp.Root, s); msg != "" {
+				c.add(fp, "%s", msg)
+			}
+		}
+	}
+	c.missing(exp.Required, seen)
+	if c.ps != nil {
+		return FixReport{}, c.ps
+	}
+	var r FixReport
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return FixReport{}, Problems{{"$", err.Error()}}
+	}
+	return r, nil
+}
+
+func (c *checker) missing(required []string, seen map[string]bool) {
+	for _, id := range required {
+		if !seen[id] {
+			c.add("$.results", "has no result for %s; every listed finding needs one", id)
+		}
+	}
+}
+
+// ValidateValidation checks a validator report (docs/design.md).
+func ValidateValidation(raw []byte, exp Expect) (ValidationReport, Problems) {
+	obj, ps := decode(raw)
+	if ps != nil {
+		return ValidationReport{}, ps
+	}
+	var c checker
+	c.schema(obj, SchemaValidation)
+	seen := map[string]bool{}
+	for i, v := range c.array(obj, "$", "results", true) {
+		p := fmt.Sprintf("$.results[%d]", i)
+		if o := c.object(v, p); o != nil {
+			seen[c.id(o, p, exp)] = true
+			c.enum(o, p, "status", "confirmed", "disproved", "uncertain")
+			c.str(o, p, "note", false, MaxTextLen)
+		}
+	}
+	c.missing(exp.Required, seen)
+	if c.ps != nil {
+		return ValidationReport{}, c.ps
+	}
+	var r ValidationReport
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return ValidationReport{}, Problems{{"$", err.Error()}}
+	}
+	return r, nil
+}
+
+// SchemaOf returns the "schema" field of a JSON object, or "".
+func SchemaOf(raw []byte) string {
+	var v struct {
+		Schema string `json:"schema"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	return v.Schema
+}
