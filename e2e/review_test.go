@@ -214,8 +214,8 @@ func TestMalformedReportIsSentBack(t *testing.T) {
 
 	var feedback string
 	for _, c := range s.reviewerCalls() {
-		if c.reviewer == "critic" && c.iteration == 1 && strings.Contains(c.req.Latest(), "Stop hook feedback") {
-			feedback = c.req.Latest()
+		if fb := c.req.StopFeedback(); c.reviewer == "critic" && c.iteration == 1 && len(fb) > 0 {
+			feedback = fb[0]
 		}
 	}
 	if feedback == "" {
@@ -235,14 +235,16 @@ func TestMalformedReportIsSentBack(t *testing.T) {
 
 // TestEditGates: a reviewer's Write and write-shaped Bash are denied, the
 // orchestrator's own Edit during the run is denied, the fixer's Edit in the
-// fix phase is allowed (scenario d).
+// fix phase is allowed (scenario d). The rogue reviewer is witness, the one
+// reviewer with Bash; no reviewer has Write in its tools list, so Claude Code
+// refuses that call before whetstone's gate sees it.
 func TestEditGates(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	r := newRepo(t, baseFiles, changedFiles)
 	rogue := fakemodel.Edit{File: "calc.go", Old: "// Mean is the average of xs.", New: "// Mean, edited by the orchestrator."}
 	s := newSession(t, e, r, fakemodel.Whetstone{
-		Findings: criticFindsOnce, Fixes: fixOnce, RogueReviewer: "security-reviewer", RogueEdit: &rogue,
+		Findings: criticFindsOnce, Fixes: fixOnce, RogueReviewer: "witness", RogueEdit: &rogue,
 	}.Script())
 	st := s.claude("/whetstone:review")
 
@@ -260,17 +262,17 @@ func TestEditGates(t *testing.T) {
 		switch {
 		case u["name"] == "Write" && inSubagent:
 			sawWrite = true
-			if !isErr || !strings.Contains(text, "whetstone") {
-				t.Errorf("the reviewer's Write was not denied by whetstone: %q", text)
+			if !isErr || !(strings.Contains(text, "whetstone") || strings.Contains(text, "No such tool available: Write")) {
+				t.Errorf("the reviewer's Write was not refused: %q", text)
 			}
 		case u["name"] == "Bash" && inSubagent && input["command"] == "echo x > f.txt":
 			sawBash = true
-			if !isErr || !strings.Contains(text, "whetstone") {
+			if !isErr || !strings.Contains(text, "PreToolUse:Bash hook error") || !strings.Contains(text, "whetstone:witness is read-only") {
 				t.Errorf("the reviewer's write-shaped Bash was not denied by whetstone: %q", text)
 			}
 		case u["name"] == "Edit" && !inSubagent:
 			sawOrchestratorEdit = true
-			if !isErr || !strings.Contains(text, "only whetstone:fixer may change files") {
+			if !isErr || !strings.Contains(text, "PreToolUse:Edit hook error") || !strings.Contains(text, "only whetstone:fixer may change files") {
 				t.Errorf("the orchestrator's Edit was not denied by whetstone: %q", text)
 			}
 		case u["name"] == "Edit" && inSubagent:
@@ -373,16 +375,15 @@ func TestLazyOrchestrator(t *testing.T) {
 
 	blocked := 0
 	for _, x := range s.mainCalls() {
-		latest := x.req.Latest()
-		if strings.Contains(latest, "Stop hook feedback") {
+		if latest := x.req.Latest(); strings.HasPrefix(x.req.LastUserText(), "Stop hook feedback:") {
 			blocked++
 			if !strings.Contains(latest, fakemodel.DispatchMarker+`{"subagent_type":"whetstone:critic"`) {
 				t.Errorf("a Stop block carries no dispatch line for the critic:\n%s", latest)
 			}
 		}
 	}
-	if blocked == 0 {
-		t.Fatal("the Stop hook never blocked the lazy orchestrator")
+	if blocked == 0 || blocked > 8 {
+		t.Fatalf("the Stop hook blocked the lazy orchestrator %d times; want 1 to 8 (Claude Code overrides the 9th)", blocked)
 	}
 	if containsAny(st.notices(), "stop-hook-block-cap") {
 		t.Error("Claude Code's Stop hook block cap was reached")

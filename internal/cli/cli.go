@@ -128,7 +128,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					case "md":
 						_, err = io.WriteString(stdout, app.Markdown(r))
 					case "json":
-						err = json.NewEncoder(stdout).Encode(r)
+						enc := json.NewEncoder(stdout)
+						enc.SetIndent("", "  ")
+						err = enc.Encode(r)
 					default:
 						return exitError{2, fmt.Errorf("report: --format must be md or json (got %q)", c.String("format"))}
 					}

@@ -180,6 +180,23 @@ func (r *Request) Latest() string {
 	return strings.Join(parts, "\n")
 }
 
+// StopFeedback returns the texts of the user messages that carry a Stop or
+// SubagentStop hook's block ("Stop hook feedback:\n<reason>"), in order.
+func (r *Request) StopFeedback() []string {
+	var out []string
+	for _, m := range r.Messages {
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range m.Content {
+			if b.Type == "text" && strings.HasPrefix(b.Text, "Stop hook feedback:") {
+				out = append(out, b.Text)
+			}
+		}
+	}
+	return out
+}
+
 // AllText is the text of every message, in order, newline-joined.
 func (r *Request) AllText() string {
 	var parts []string

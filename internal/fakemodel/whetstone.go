@@ -224,8 +224,7 @@ func (w Whetstone) reviewer(req *Request, prompt string) Reply {
 			report["fix_checks"] = checks
 		}
 	}
-	rejected := strings.Contains(req.AllText(), "Stop hook feedback")
-	if w.Malformed != nil && w.Malformed(name, iteration) && !rejected {
+	if w.Malformed != nil && w.Malformed(name, iteration) && len(req.StopFeedback()) == 0 {
 		report = map[string]any{
 			"schema": "whetstone.review/v1", "reviewer": name, "verdict": "issues_found",
 			"findings": []map[string]any{{"severity": "urgent", "confidence": 150, "category": "correctness", "file": "x.go", "line": 0, "title": "Broken"}},

@@ -2,6 +2,7 @@
 package hook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,6 +126,9 @@ func Message(msg string) *Response { return &Response{SystemMessage: msg} }
 
 // Encode renders the answer as one line of JSON.
 func (r *Response) Encode() []byte {
-	b, _ := json.Marshal(r)
-	return append(b, '\n')
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(r) // a Response holds only strings
+	return b.Bytes()
 }

@@ -60,7 +60,7 @@ func (r *Run) Prompt(name string) string {
 		if r.Iteration > 1 {
 			fmt.Fprintf(&b, "Earlier findings: %s/iter-%d/verdict.json; the fixer's report: %s/iter-%d/fix.json.\n", r.Dir(), r.Iteration-1, r.Dir(), r.Iteration-1)
 			if len(r.Claimed) > 0 {
-				fmt.Fprintf(&b, "The fixer claims to have fixed: %s. Check each claim that touches your lens and report it in fix_checks; re-raise one that is not fixed with \"prior\" set to its id.\n", strings.Join(r.Claimed, ", "))
+				fmt.Fprintf(&b, "The fixer claims to have fixed: %s. Check each claim and give one fix_checks entry per id; re-raise one that is not fixed as a finding with \"prior\" set to its id.\n", strings.Join(r.Claimed, ", "))
 			}
 		}
 		fmt.Fprintf(&b, "Your final message must be your whetstone.review/v1 report with \"reviewer\": %q.\n", name)

@@ -94,6 +94,7 @@ type Run struct {
 	Roster      []string          `json:"roster"`
 	Expected    []string          `json:"expected"`
 	Agents      map[string]*Agent `json:"agents"`
+	Rounds      int               `json:"rounds"` // completed review rounds
 	CleanStreak int               `json:"clean_streak"`
 	LastOpen    []string          `json:"last_open,omitempty"`
 	Claimed     []string          `json:"claimed,omitempty"`
@@ -315,8 +316,10 @@ func (r *Run) verdict() string {
 			verdict = review.ApproveWithNotes
 		}
 	}
-	if verdict == review.Approve && len(r.Failed()) > 0 {
-		// A reviewer that never delivered a valid report never counts as clean.
+	if (verdict == review.Approve || verdict == review.ApproveWithNotes) && (r.Rounds == 0 || len(r.Failed()) > 0) {
+		// Nothing approves a change no review round has seen whole: a run
+		// stopped before its first round, or a reviewer that never delivered
+		// a valid report, never counts as clean.
 		verdict = review.RequestChanges
 	}
 	return verdict

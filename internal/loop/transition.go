@@ -100,6 +100,7 @@ func (r *Run) ConcludeReview(reports []review.Report, now time.Time) ([]review.M
 	p := review.Policy{Iteration: r.Iteration, ConfidenceThreshold: r.Settings.ConfidenceThreshold, BlockingSeverity: r.Settings.BlockingSeverity}
 	var round []review.Merged
 	r.Findings, round = review.Merge(r.Findings, reports, p)
+	r.Rounds++
 	o := r.outcome()
 	if !o.clean() {
 		r.CleanStreak = 0
