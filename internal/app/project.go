@@ -93,6 +93,7 @@ func (a *App) Update(p Project, id string, fn func(r *loop.Run) error) (*loop.Ru
 			return nil, fmt.Errorf("run %s has no state.json: %w", id, fs.ErrNotExist)
 		}
 		r, err := loop.Decode(old)
+		recovered := false
 		switch {
 		case errors.Is(err, loop.ErrNewerVersion):
 			return nil, err
@@ -104,10 +105,12 @@ func (a *App) Update(p Project, id string, fn func(r *loop.Run) error) (*loop.Ru
 			r = &loop.Run{Version: loop.Version, ID: id, Phase: loop.Review, Created: now, Agents: map[string]*loop.Agent{}}
 			r.Stop(loop.Error, fmt.Sprintf("state.json could not be read (%v); the damaged file is kept as %s", err, filepath.Base(aside)), now)
 			fmt.Fprintf(a.Log, "run %s: corrupt state kept aside at %s\n", id, aside)
-		default:
-			if err := fn(r); err != nil {
-				return nil, err
-			}
+			recovered = true
+		}
+		// The stopped-as-error record replaces a corrupt file even when fn
+		// itself has nothing to change.
+		if err := fn(r); err != nil && !(recovered && errors.Is(err, errUnchanged)) {
+			return nil, err
 		}
 		out = r
 		return r.Encode(now)
