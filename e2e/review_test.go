@@ -394,8 +394,8 @@ func TestLazyOrchestrator(t *testing.T) {
 }
 
 // TestResumeAndSecondSession: a session ends mid-run; a second session in
-// the same repo is unaffected; resuming the first re-injects the phase's
-// instructions and the run finishes (scenarios g and h).
+// the same repo is unaffected; compacting and resuming the first re-injects
+// the phase's instructions, and the run finishes (scenarios g and h).
 func TestResumeAndSecondSession(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -438,15 +438,15 @@ func TestResumeAndSecondSession(t *testing.T) {
 		t.Errorf("the second session moved the run to %q", got.Phase)
 	}
 
-	resumed := s.claude("continue", "--resume", id)
-	var injected string
-	for _, out := range resumed.hookOutputs("SessionStart") {
-		if strings.Contains(out, "whetstone:fixer") {
-			injected = out
-		}
+	// Compaction: the SessionStart(compact) hook re-injects the instructions.
+	compacted := s.claude("/compact", "--resume", id)
+	if outs := compacted.hookOutputs("SessionStart:compact"); !containsAny(outs, "compacted") || !containsAny(outs, fakemodel.DispatchMarker+`{"subagent_type":"whetstone:fixer"`) {
+		t.Errorf("SessionStart(compact) did not re-inject the fix phase's instructions; outputs: %q", outs)
 	}
-	if injected == "" || !strings.Contains(injected, fakemodel.DispatchMarker) {
-		t.Errorf("SessionStart(resume) did not re-inject the fix phase's instructions; outputs: %q", resumed.hookOutputs("SessionStart"))
+
+	resumed := s.claude("continue", "--resume", id)
+	if outs := resumed.hookOutputs("SessionStart:resume"); !containsAny(outs, "resumed") || !containsAny(outs, fakemodel.DispatchMarker+`{"subagent_type":"whetstone:fixer"`) {
+		t.Errorf("SessionStart(resume) did not re-inject the fix phase's instructions; outputs: %q", outs)
 	}
 	wantRun(t, r, "done", "", "APPROVE", 2)
 	if !strings.Contains(r.read("calc.go"), fixOffByOne.New) {

@@ -119,7 +119,14 @@ func Dispatches(text string) []map[string]any {
 	return out
 }
 
+// compactionMarker is in the user message with which Claude Code asks the
+// main thread's model for a conversation summary (/compact, auto-compaction).
+const compactionMarker = "Your task is to create a detailed summary"
+
 func (w Whetstone) orchestrator(req *Request) Reply {
+	if strings.Contains(req.LastUserText(), compactionMarker) {
+		return Say("<analysis>The user started a whetstone review; the hooks drive it.</analysis>\n<summary>A /whetstone:review run is in progress. Follow the latest whetstone instructions.</summary>")
+	}
 	if w.Lazy {
 		return Say("I will get to the review later.")
 	}

@@ -1,0 +1,177 @@
+package state_test
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/state"
+)
+
+// record is what the crash writer stores: a sequence number, a large body
+// derived from it, and a checksum over both, so a torn or mixed file shows.
+type record struct {
+	Seq  int    `json:"seq"`
+	Body string `json:"body"`
+	Sum  string `json:"sum"`
+}
+
+const recordBody = 64 << 10
+
+func checksum(seq int, body string) string {
+	h := sha256.Sum256([]byte(strconv.Itoa(seq) + "\x00" + body))
+	return hex.EncodeToString(h[:])
+}
+
+func makeRecord(seq int) []byte {
+	// The body changes with every sequence number, byte for byte, so a file
+	// stitched from two versions fails the checksum.
+	c := byte('a' + seq%26)
+	body := strings.Repeat(string([]byte{c, c + 1 - byte(seq%26/25)}), recordBody/2)
+	data, _ := json.Marshal(record{Seq: seq, Body: body, Sum: checksum(seq, body)})
+	return data
+}
+
+func parseRecord(data []byte) (record, error) {
+	var r record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("not JSON (%d bytes): %w", len(data), err)
+	}
+	if len(r.Body) != recordBody || r.Sum != checksum(r.Seq, r.Body) {
+		return r, fmt.Errorf("record %d is not self-consistent (body %d bytes)", r.Seq, len(r.Body))
+	}
+	return r, nil
+}
+
+func next(old []byte) ([]byte, error) {
+	seq := 0
+	if old != nil {
+		r, err := parseRecord(old)
+		if err != nil {
+			return nil, err
+		}
+		seq = r.Seq
+	}
+	return makeRecord(seq + 1), nil
+}
+
+// TestCrashDuringUpdate kills a process that is updating the state file in a
+// loop with SIGKILL at a random moment, again and again. After every kill the
+// file must hold one whole version, no older than the last one seen, and the
+// lock must not outlive its holder.
+func TestCrashDuringUpdate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("500 process kills; skipped with -short")
+	}
+	const trials = 500
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	s := state.Store{Path: path, Wait: 2 * time.Second}
+	if err := s.Update(next); err != nil {
+		t.Fatal(err)
+	}
+	last, kills, advanced := 1, 0, 0
+	start := time.Now()
+	for trial := 0; trial < trials; trial++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$")
+		cmd.Env = append(os.Environ(), "STATE_TEST_WRITER="+path, "GORACE=atexit_sleep_ms=0")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until the writer is in its loop, so the kill lands among the
+		// updates and not in the test binary's start-up.
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || line != "writing\n" {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("trial %d: writer did not start: %q, %v", trial, line, err)
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(20 * time.Millisecond))))
+		if err := cmd.Process.Signal(os.Kill); err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == -1 {
+			kills++
+		} else {
+			t.Fatalf("trial %d: writer ended on its own (%v): it found a bad state file", trial, err)
+		}
+
+		data, err := s.Read()
+		if err != nil {
+			t.Fatalf("trial %d: state file unreadable after the kill: %v", trial, err)
+		}
+		r, err := parseRecord(data)
+		if err != nil {
+			t.Fatalf("trial %d: torn state after the kill: %v", trial, err)
+		}
+		if r.Seq < last {
+			t.Fatalf("trial %d: state went back from %d to %d", trial, last, r.Seq)
+		}
+		if r.Seq > last {
+			advanced++
+		}
+		// The dead writer's lock must not block the next update.
+		if err := s.Update(next); err != nil {
+			t.Fatalf("trial %d: update after the kill: %v", trial, err)
+		}
+		last = r.Seq + 1
+	}
+	// A kill between creating the temp file and renaming it leaves the temp
+	// file behind; nothing can clean up after SIGKILL. They must never be
+	// mistaken for the state, and are counted so a leak would be visible.
+	temps := 0
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case name == "state.json" || name == "state.json.lock":
+		case strings.HasPrefix(name, ".state.json.tmp-"):
+			temps++
+		default:
+			t.Errorf("unexpected file %s", name)
+		}
+	}
+	t.Logf("%d kills in %v; %d trials wrote at least one version (last seq %d); %d temp files left by killed writers",
+		kills, time.Since(start).Round(time.Millisecond), advanced, last, temps)
+	if advanced < trials/10 {
+		t.Errorf("only %d of %d writers got an update done before the kill: the kills did not land among the writes", advanced, trials)
+	}
+}
+
+// TestHelperWriter is not a test: TestCrashDuringUpdate runs the test binary
+// again with STATE_TEST_WRITER set, and this updates the file until killed.
+func TestHelperWriter(t *testing.T) {
+	path := os.Getenv("STATE_TEST_WRITER")
+	if path == "" {
+		t.Skip("helper process for TestCrashDuringUpdate")
+	}
+	s := state.Store{Path: path}
+	os.Stdout.WriteString("writing\n")
+	deadline := time.Now().Add(10 * time.Second) // in case the parent died
+	for time.Now().Before(deadline) {
+		if err := s.Update(next); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintln(os.Stderr, err)
+			}
+			os.Exit(3)
+		}
+	}
+	os.Exit(0)
+}
