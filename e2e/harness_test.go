@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,8 +164,9 @@ func (s *session) claude(prompt string, extra ...string) *stream {
 	start := time.Now()
 	err := cmd.Run()
 	s.t.Logf("claude -p %q %v: %v in %v (debug log %s)", prompt, extra, err, time.Since(start).Round(time.Millisecond), logs)
+	run := s.runs
 	if ctx.Err() != nil {
-		s.dumpOnFailure(stdout.Bytes())
+		s.dumpOnFailure(run, stdout.Bytes())
 		s.t.Fatalf("claude did not finish within %v", runTimeout)
 	}
 	if err != nil {
@@ -173,7 +175,7 @@ func (s *session) claude(prompt string, extra ...string) *stream {
 	st := parseStream(s.t, stdout.Bytes())
 	s.t.Cleanup(func() {
 		if s.t.Failed() || os.Getenv("WHETSTONE_E2E_KEEP") != "" {
-			s.dumpOnFailure(stdout.Bytes())
+			s.dumpOnFailure(run, stdout.Bytes())
 		}
 	})
 	return st
@@ -181,17 +183,21 @@ func (s *session) claude(prompt string, extra ...string) *stream {
 
 // dumpOnFailure keeps what a failing test needs for a post-mortem (every
 // test's, with WHETSTONE_E2E_KEEP=1).
-func (s *session) dumpOnFailure(stdout []byte) {
+func (s *session) dumpOnFailure(run int, stdout []byte) {
 	dir := filepath.Join(os.TempDir(), "whetstone-e2e", strings.ReplaceAll(s.t.Name(), "/", "_"))
 	if os.MkdirAll(dir, 0o755) != nil {
 		return
 	}
-	os.WriteFile(filepath.Join(dir, "stream.jsonl"), stdout, 0o644)
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf("stream-%d.jsonl", run)), stdout, 0o644)
+	if run > 1 {
+		return // the model log and the repo are the session's, kept once
+	}
 	if b, err := os.ReadFile(s.model.LogPath()); err == nil {
 		os.WriteFile(filepath.Join(dir, "model.jsonl"), b, 0o644)
 	}
+	os.RemoveAll(filepath.Join(dir, "repo"))
 	exec.Command("cp", "-r", s.repo.dir, filepath.Join(dir, "repo")).Run()
-	s.t.Logf("kept stream, model log and repo in %s", dir)
+	s.t.Logf("kept the streams, the model log and the repo in %s", dir)
 }
 
 // cleanEnv is the test process's environment without anything that would
@@ -322,7 +328,34 @@ func (st *stream) hookOutputs(hookEvent string) []string {
 	return out
 }
 
-// texts returns the content of informational and notification messages.
+// hookTexts returns what hooks of an event told Claude Code: the decoded
+// additionalContext, block reason or systemMessage of each JSON answer, or
+// the plain stdout.
+func (st *stream) hookTexts(hookEvent string) []string {
+	var out []string
+	for _, stdout := range st.hookOutputs(hookEvent) {
+		var resp struct {
+			Reason        string `json:"reason"`
+			SystemMessage string `json:"systemMessage"`
+			Specific      struct {
+				Context string `json:"additionalContext"`
+				Reason  string `json:"permissionDecisionReason"`
+			} `json:"hookSpecificOutput"`
+		}
+		if json.Unmarshal([]byte(stdout), &resp) != nil {
+			out = append(out, stdout)
+			continue
+		}
+		for _, s := range []string{resp.Specific.Context, resp.Specific.Reason, resp.Reason, resp.SystemMessage} {
+			if s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// notices returns the content of informational and notification messages.
 func (st *stream) notices() []string {
 	var out []string
 	for _, e := range st.events {

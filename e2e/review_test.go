@@ -440,12 +440,12 @@ func TestResumeAndSecondSession(t *testing.T) {
 
 	// Compaction: the SessionStart(compact) hook re-injects the instructions.
 	compacted := s.claude("/compact", "--resume", id)
-	if outs := compacted.hookOutputs("SessionStart:compact"); !containsAny(outs, "compacted") || !containsAny(outs, fakemodel.DispatchMarker+`{"subagent_type":"whetstone:fixer"`) {
+	if outs := compacted.hookTexts("SessionStart:compact"); !containsAny(outs, "compacted") || !containsAny(outs, fakemodel.DispatchMarker+`{"subagent_type":"whetstone:fixer"`) {
 		t.Errorf("SessionStart(compact) did not re-inject the fix phase's instructions; outputs: %q", outs)
 	}
 
 	resumed := s.claude("continue", "--resume", id)
-	if outs := resumed.hookOutputs("SessionStart:resume"); !containsAny(outs, "resumed") || !containsAny(outs, fakemodel.DispatchMarker+`{"subagent_type":"whetstone:fixer"`) {
+	if outs := resumed.hookTexts("SessionStart:resume"); !containsAny(outs, "resumed") || !containsAny(outs, fakemodel.DispatchMarker+`{"subagent_type":"whetstone:fixer"`) {
 		t.Errorf("SessionStart(resume) did not re-inject the fix phase's instructions; outputs: %q", outs)
 	}
 	wantRun(t, r, "done", "", "APPROVE", 2)

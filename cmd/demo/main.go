@@ -202,7 +202,7 @@ func (d *demo) run(ctx context.Context, claude string, out io.Writer) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start claude: %w", err)
 	}
-	p := &progress{out: out, project: d.project, agents: map[string]agentCall{}, shown: map[string]bool{}}
+	p := &progress{out: out, project: d.project, agents: map[string]agentCall{}, edits: map[string][]string{}, pending: map[int]int{}}
 	sc := bufio.NewScanner(io.TeeReader(pipe, streamLog))
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -314,22 +314,25 @@ type progress struct {
 	agents  map[string]agentCall // by Agent tool_use id
 	batch   []agentCall          // Agent calls of the message being streamed
 	batchID string
-	shown   map[string]bool // verdict files already reported
+	edits   map[string][]string // files the fixer edited, by its Agent tool_use id
+	pending map[int]int         // reviewers dispatched and not yet finished, by iteration
 }
 
 func (p *progress) printf(format string, args ...any) { fmt.Fprintf(p.out, format+"\n", args...) }
 
 func (p *progress) handle(ev event) {
-	if ev.Type != "assistant" || ev.Message.ID != p.batchID {
-		p.flush()
+	// The blocks of one assistant message arrive as separate events; a
+	// dispatch is complete when anything but the main thread's next block of
+	// the same message arrives.
+	if ev.Type != "assistant" || ev.Parent != "" || ev.Message.ID != p.batchID {
+		if !(ev.Type == "system" && (ev.Subtype == "hook_started" || ev.Subtype == "hook_response")) {
+			p.flush()
+		}
 	}
 	switch {
-	case ev.Type == "system" && ev.Subtype == "init" && !p.loaded:
+	case ev.Type == "system" && ev.Subtype == "init":
 		for _, pl := range ev.Plugins {
 			p.loaded = p.loaded || pl.Name == "whetstone"
-		}
-		if p.loaded {
-			p.printf("claude started; plugin whetstone loaded")
 		}
 	case ev.Type == "system" && ev.Subtype == "hook_response" && ev.HookEvent == "UserPromptSubmit":
 		if ctx := hookContext(ev.Stdout); strings.HasPrefix(ctx, "whetstone started") {
@@ -365,21 +368,19 @@ func (p *progress) handle(ev event) {
 			p.batch = append(p.batch, call)
 		}
 	case ev.Type == "assistant":
-		if call, ok := p.agents[ev.Parent]; ok && call.name == "fixer" {
-			for _, c := range ev.Message.Content {
-				if c.Type == "tool_use" && c.Name == "Edit" {
-					var in struct {
-						Path string `json:"file_path"`
-					}
-					json.Unmarshal(c.Input, &in)
-					rel, _ := filepath.Rel(p.project, in.Path)
-					p.printf("  fixer: editing %s", rel)
+		for _, c := range ev.Message.Content {
+			if c.Type == "tool_use" && c.Name == "Edit" {
+				var in struct {
+					Path string `json:"file_path"`
 				}
+				json.Unmarshal(c.Input, &in)
+				rel, _ := filepath.Rel(p.project, in.Path)
+				p.edits[ev.Parent] = append(p.edits[ev.Parent], rel)
 			}
 		}
 	case ev.Type == "system" && ev.Subtype == "task_notification":
 		if call, ok := p.agents[ev.ToolUseID]; ok {
-			p.finished(call, ev.Status)
+			p.finished(call, ev.ToolUseID, ev.Status)
 		}
 	case ev.Type == "system" && (ev.Subtype == "informational" || ev.Subtype == "notification"):
 		if msg, ok := strings.CutPrefix(ev.Content, "Stop says: "); ok {
@@ -398,6 +399,11 @@ func (p *progress) flush() {
 		names = append(names, c.name)
 	}
 	it := p.batch[0].iteration
+	for _, c := range p.batch {
+		if c.name != "fixer" && c.name != "validator" {
+			p.pending[c.iteration]++
+		}
+	}
 	switch {
 	case len(p.batch) == 1 && names[0] == "fixer":
 		p.printf("iteration %d: dispatched the fixer", it)
@@ -411,7 +417,7 @@ func (p *progress) flush() {
 
 // finished reports an agent's validated report, read from the run directory
 // where the SubagentStop hook has just stored it.
-func (p *progress) finished(call agentCall, status string) {
+func (p *progress) finished(call agentCall, toolUseID, status string) {
 	dir := p.iterDir(call.iteration)
 	switch call.name {
 	case "fixer":
@@ -428,7 +434,8 @@ func (p *progress) finished(call agentCall, status string) {
 				fixed = append(fixed, r.ID)
 			}
 		}
-		p.printf("  fixer: fixed %s", strings.Join(fixed, " "))
+		edits := p.edits[toolUseID]
+		p.printf("  fixer: fixed %s (%d edit(s): %s)", strings.Join(fixed, " "), len(edits), strings.Join(unique(edits), ", "))
 	case "validator":
 		p.printf("  validator: %s", status)
 	default:
@@ -448,18 +455,24 @@ func (p *progress) finished(call agentCall, status string) {
 			f := rep.Findings[0]
 			line = fmt.Sprintf("  %s: %d finding(s) — [%s] %s:%d %s", call.name, n, f.Severity, f.File, f.Line, f.Title)
 		}
-		for _, c := range rep.FixChecks {
-			line += fmt.Sprintf("; %s %s", c.ID, strings.ReplaceAll(c.Status, "_", " "))
+		if len(rep.FixChecks) > 0 {
+			var checks []string
+			for _, c := range rep.FixChecks {
+				checks = append(checks, c.ID+" "+strings.ReplaceAll(c.Status, "_", " "))
+			}
+			line += "; checked the fixes: " + strings.Join(checks, ", ")
 		}
 		p.printf("%s", line)
-		p.verdict(call.iteration)
+		if p.pending[call.iteration]--; p.pending[call.iteration] == 0 {
+			p.verdict(call.iteration)
+		}
 	}
 }
 
-// verdict prints an iteration's outcome once its verdict.json exists.
+// verdict prints an iteration's outcome from its verdict.json.
 func (p *progress) verdict(iteration int) {
 	dir := p.iterDir(iteration)
-	if dir == "" || p.shown[dir] {
+	if dir == "" {
 		return
 	}
 	var v struct {
@@ -468,15 +481,27 @@ func (p *progress) verdict(iteration int) {
 		Next     string   `json:"next_phase"`
 	}
 	if readJSON(filepath.Join(dir, "verdict.json"), &v) != nil {
+		p.printf("iteration %d: no verdict yet", iteration)
 		return
 	}
-	p.shown[dir] = true
 	if len(v.Blocking) == 0 {
 		p.printf("iteration %d: clean (%s)", iteration, v.Verdict)
 		return
 	}
 	sort.Strings(v.Blocking)
 	p.printf("iteration %d: %d blocking finding(s) %s → %s", iteration, len(v.Blocking), strings.Join(v.Blocking, " "), v.Next)
+}
+
+func unique(list []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // iterDir is the run's iter-N directory, once the run exists.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
@@ -155,6 +157,10 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload) (*hook.Respo
 		return nil, err
 	}
 	rep, problems := parseReport(proj, snap, name, p.LastMessage)
+	tokens := 0
+	if snap.Settings.BudgetTokens > 0 {
+		tokens = transcriptTokens(p.TranscriptPath)
+	}
 	var resp *hook.Response
 	_, err = a.Update(proj, id, func(r *loop.Run) error {
 		if r.Phase != snap.Phase || r.Iteration != snap.Iteration || !r.Owns(name, p.AgentID) {
@@ -163,6 +169,7 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload) (*hook.Respo
 		now := a.Now()
 		if problems != nil {
 			if r.Reject(name, p.AgentID) {
+				tokens = 0 // counted once, when the agent is done
 				resp = hook.Block(fmt.Sprintf("whetstone rejected your report (attempt %d of %d). Problems:\n%s\nReply with the corrected, complete JSON report as your whole final message.", r.Agents[name].Rejections, loop.MaxRejections+1, problems))
 			} else {
 				fmt.Fprintf(a.Log, "run %s: %s failed after %d invalid reports\n", id, name, r.Agents[name].Rejections)
@@ -173,6 +180,7 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload) (*hook.Respo
 			}
 			r.Accept(name, p.AgentID)
 		}
+		r.Tokens += tokens
 		if !r.Complete() {
 			return nil
 		}
@@ -277,4 +285,23 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 		return a.finish(proj, r)
 	}
 	return nil
+}
+
+// transcriptTokens sums the input and output tokens of the assistant turns
+// in a subagent's transcript (JSONL). An unreadable transcript counts 0: the
+// budget is a safety net, not a reason to lose a report.
+func transcriptTokens(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	total := 0
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		u := gjson.GetBytes(line, "message.usage")
+		if u.Exists() {
+			total += int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
+				u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int())
+		}
+	}
+	return total
 }

@@ -29,7 +29,7 @@ func TestMergeFoldsDuplicatesAcrossReviewers(t *testing.T) {
 		{Reviewer: "silent-failure-hunter", Findings: []Finding{f("a.go", 11, "correctness", "medium", "Loop skips the last element of xs")}},
 		{Reviewer: "critic", Findings: []Finding{
 			f("a.go", 10, "correctness", "high", "Sum skips the last element"),
-			f("a.go", 10, "security", "high", "Sum skips the last element"), // other category: not a duplicate
+			f("a.go", 10, "security", "high", "Sum skips the last element"),    // other category: not a duplicate
 			f("b.go", 10, "correctness", "high", "Sum skips the last element"), // other file
 		}},
 		{Reviewer: "pedant", Findings: []Finding{f("a.go", 40, "correctness", "low", "Sum skips the last element")}}, // far away

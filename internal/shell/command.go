@@ -15,6 +15,9 @@ var fileCommands = map[string]string{
 	"mkdir": "creates directories", "ln": "creates links",
 	"mkfifo": "creates special files", "mknod": "creates special files",
 	"chmod": "changes file modes", "chown": "changes file owners", "chgrp": "changes file groups",
+	"sponge": "writes files", "split": "writes files", "csplit": "writes files",
+	"ed": "edits files", "ex": "edits files", "vi": "edits files", "vim": "edits files",
+	"nvim": "edits files", "nano": "edits files", "emacs": "edits files",
 }
 
 // shells are the programs that run a command line given with -c.
@@ -50,18 +53,36 @@ func checkArgs(args []word, stdin *heredoc, depth int) string {
 		return fmt.Sprintf("%q %s", name, what)
 	}
 	switch {
+	case name == "git":
+		return checkGit(rest)
 	case name == "tee":
 		return checkTee(rest)
 	case name == "sed" || name == "gsed":
 		return checkSed(name, rest)
 	case name == "awk" || name == "gawk":
 		return checkAwk(name, rest)
-	case name == "git":
-		return checkGit(rest)
 	case name == "find":
 		return checkFind(args[1:], depth)
+	case name == "curl":
+		return checkCurl(rest)
+	case name == "wget":
+		return checkWget(rest)
+	case name == "tar":
+		return checkTar(rest)
+	case name == "unzip":
+		return checkUnzip(rest)
+	case compressors[name]:
+		return checkCompressor(name, rest)
+	case name == "sort":
+		return checkSort(rest)
+	case name == "uniq":
+		return checkUniq(rest)
 	case name == "eval":
 		return check(strings.Join(rest, " "), depth+1)
+	case name == "trap" && len(rest) > 0:
+		return check(rest[0], depth+1) // runs later, on a signal or exit
+	case name == "watch":
+		return check(strings.Join(texts(skipOptions(args[1:], "n", "--interval")), " "), depth+1)
 	case shells[name]:
 		return checkShell(name, args[1:], stdin, depth)
 	case name == "python":

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -192,6 +193,30 @@ var cases = []struct {
 	{`git --git-dir .git restore a.go`, `"git restore" changes the repository`},
 	{`git diff --output=patch.diff`, `"git diff --output" writes a file`},
 
+	// Downloads, archives and other programs that write when asked to.
+	{`curl -s https://example.com/api`, ``},
+	{`curl -sSL -o /dev/null -w '%{http_code}' https://example.com`, ``},
+	{`curl -fsSLO https://example.com/a.tgz`, `"curl -O" writes files`},
+	{`curl -sS -o page.html https://example.com`, `"curl -o" writes files`},
+	{`wget -qO- https://example.com`, ``},
+	{`wget https://example.com/a.tgz`, `"wget" writes files`},
+	{`tar tzf a.tgz`, ``},
+	{`tar -xOf a.tar README`, ``},
+	{`tar -xzf a.tgz`, `"tar" writes files`},
+	{`tar czf out.tgz src`, `"tar" writes files`},
+	{`unzip -l a.zip`, ``},
+	{`unzip a.zip`, `"unzip" writes files`},
+	{`gzip -dc log.gz | head`, ``},
+	{`gzip big.log`, `"gzip" writes files`},
+	{`sort -u names.txt`, ``},
+	{`sort -uo names.txt names.txt`, `"sort -o" writes files`},
+	{`uniq -c names.txt`, ``},
+	{`uniq names.txt out.txt`, `"uniq" writes files`},
+	{`echo x | sponge f`, `"sponge" writes files`},
+	{`vim main.go`, `"vim" edits files`},
+	{`watch -n 1 'git status'`, ``},
+	{`trap 'rm -f x' EXIT`, `"rm" deletes files`},
+
 	// Build, package and format tools.
 	{`go test -race ./...`, ``},
 	{`go build ./cmd/whetstone`, ``},
@@ -319,6 +344,12 @@ func FuzzWriteShaped(f *testing.F) {
 		again, okAgain := WriteShaped(in)
 		if again != reason || okAgain != ok {
 			t.Fatalf("WriteShaped(%q) is not deterministic: %q, %v then %q, %v", in, reason, ok, again, okAgain)
+		}
+		// Handing the line to a shell must not hide a write. The "--" keeps
+		// bash from reading a line such as "-x" as an option.
+		wrapped := "bash -c -- '" + strings.ReplaceAll(in, "'", `'\''`) + "'"
+		if _, wrappedOK := WriteShaped(wrapped); ok && !wrappedOK {
+			t.Fatalf("WriteShaped(%q) = %q, but %q is not write-shaped", in, reason, wrapped)
 		}
 	})
 }

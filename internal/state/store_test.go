@@ -390,7 +390,7 @@ func TestWriteFailure(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperFsize$")
-		cmd.Env = append(os.Environ(), "STATE_TEST_FSIZE="+path)
+		cmd.Env = append(os.Environ(), "STATE_TEST_FSIZE="+path, "GORACE=atexit_sleep_ms=0")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("helper: %v\n%s", err, out)
