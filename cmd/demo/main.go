@@ -45,7 +45,8 @@ var (
 	fixes = []fakemodel.Edit{
 		{File: "notes.go", Old: "return lines[len(lines)-n-1:], nil", New: "return lines[len(lines)-n:], nil"},
 		{File: "notes.go", Old: "return filepath.Join(s.Dir, name+\".txt\")", New: "return filepath.Join(s.Dir, filepath.Base(name)+\".txt\")"},
-		{File: "notes.go", Old: "\tos.MkdirAll(s.Dir, 0o755)\n", New: "\tif err := os.MkdirAll(s.Dir, 0o755); err != nil {\n\t\treturn err\n\t}\n"},
+		{File: "notes.go", Old: "\tos.MkdirAll(s.Dir, 0o755)\n", New: "\tif err := os.MkdirAll(s.Dir, 0o755); err != nil {\n\t\treturn fmt.Errorf(\"create %s: %w\", s.Dir, err)\n\t}\n"},
+		{File: "notes.go", Old: "import (\n\t\"os\"", New: "import (\n\t\"fmt\"\n\t\"os\""},
 	}
 )
 

@@ -3,8 +3,10 @@ package fakemodel
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +72,7 @@ var (
 	jobLine      = regexp.MustCompile(`whetstone (fix|validate) · run (\S+) · iteration (\d+)`)
 	findingLine  = regexp.MustCompile(`(?m)^- (F-\d{4,}) \[([a-z]+)\] (\S+?):(\d+) (.*)$`)
 	claimedLine  = regexp.MustCompile(`claims to have fixed: ([^\n]*)`)
+	verdictPath  = regexp.MustCompile(`\.whetstone/runs/[^\s/]+/iter-\d+/verdict\.json`)
 	findingID    = regexp.MustCompile(`F-\d{4,}`)
 	rogueCommand = "echo x > f.txt"
 )
@@ -217,19 +220,8 @@ func (w Whetstone) reviewer(req *Request, prompt string) Reply {
 	if len(fs) > 0 {
 		report["verdict"] = "issues_found"
 	}
-	// A reviewer that found something last time checks the fixer's claims.
-	if iteration > 1 && w.Findings != nil && len(w.Findings(name, iteration-1)) > 0 {
-		if cm := claimedLine.FindStringSubmatch(prompt); cm != nil {
-			var checks []map[string]any
-			for _, id := range findingID.FindAllString(cm[1], -1) {
-				status := "fixed"
-				if notFixed[id] {
-					status = "not_fixed"
-				}
-				checks = append(checks, map[string]any{"id": id, "status": status, "note": "checked"})
-			}
-			report["fix_checks"] = checks
-		}
+	if checks := w.fixChecks(req, name, iteration, prompt, notFixed); len(checks) > 0 {
+		report["fix_checks"] = checks
 	}
 	if w.Malformed != nil && w.Malformed(name, iteration) && len(req.StopFeedback()) == 0 {
 		report = map[string]any{
@@ -239,6 +231,45 @@ func (w Whetstone) reviewer(req *Request, prompt string) Reply {
 	}
 	raw, _ := json.MarshalIndent(report, "", "  ")
 	return Reply{Content: []Block{Text(fmt.Sprintf("Review by %s, iteration %d.\n\n```json\n%s\n```", name, iteration, raw))}, Delay: w.ReviewerDelay}
+}
+
+// fixChecks is the reviewer's word on the fixes the prompt says the fixer
+// claims. Like a real reviewer it reads the previous verdict.json the prompt
+// names and checks the claimed findings it raised itself; when that file
+// cannot be read, a reviewer that had findings last time checks every claim.
+func (w Whetstone) fixChecks(req *Request, name string, iteration int, prompt string, notFixed map[string]bool) []map[string]any {
+	cm := claimedLine.FindStringSubmatch(prompt)
+	if iteration < 2 || cm == nil {
+		return nil
+	}
+	mine := func(string) bool { return w.Findings != nil && len(w.Findings(name, iteration-1)) > 0 }
+	if vm := verdictPath.FindString(prompt); vm != "" {
+		var v struct {
+			Findings []struct {
+				ID        string   `json:"id"`
+				Reviewers []string `json:"reviewers"`
+			} `json:"findings"`
+		}
+		if data, err := os.ReadFile(filepath.Join(req.ProjectDir(), vm)); err == nil && json.Unmarshal(data, &v) == nil {
+			raised := map[string]bool{}
+			for _, f := range v.Findings {
+				raised[f.ID] = slices.Contains(f.Reviewers, name)
+			}
+			mine = func(id string) bool { return raised[id] }
+		}
+	}
+	var checks []map[string]any
+	for _, id := range findingID.FindAllString(cm[1], -1) {
+		if !mine(id) {
+			continue
+		}
+		status := "fixed"
+		if notFixed[id] {
+			status = "not_fixed"
+		}
+		checks = append(checks, map[string]any{"id": id, "status": status, "note": "checked"})
+	}
+	return checks
 }
 
 // listed parses the "- F-0001 [high] file:line Title" lines of a prompt.

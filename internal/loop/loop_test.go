@@ -141,7 +141,10 @@ func TestDispatchAndOwnership(t *testing.T) {
 	if r.Owns("critic", "a2") || !r.Owns("critic", "a1") {
 		t.Error("after a rejection only the same agent instance may report")
 	}
-	r.Accept("critic", "a1")
+	if err := r.Dispatch("critic"); err != nil || !r.Owns("critic", "a3") {
+		t.Errorf("a re-dispatched reviewer's new instance is not owned (err %v)", err)
+	}
+	r.Accept("critic", "a3")
 	if r.Owns("critic", "a1") || r.Dispatch("critic") == nil {
 		t.Error("a reviewer that reported is still owned or dispatchable")
 	}

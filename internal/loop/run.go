@@ -211,6 +211,10 @@ func (r *Run) Dispatch(name string) error {
 	}
 	if a == nil {
 		r.Agents[name] = &Agent{Status: Dispatched}
+	} else {
+		// A re-dispatch replaces an instance that ended without a valid
+		// report; whichever instance reports validly first counts.
+		a.ID = ""
 	}
 	r.StopBlocks = 0
 	return nil
