@@ -103,7 +103,7 @@ func checkArgs(args []word, stdin *heredoc, depth int) string {
 func unwrap(args []word) []word {
 	for len(args) > 0 {
 		w := args[0]
-		if !w.quoted && keywords[w.text] || isAssignment(w.text) {
+		if (!w.quoted && keywords[w.text]) || isAssignment(w.text) {
 			args = args[1:]
 			continue
 		}

@@ -139,7 +139,7 @@ func (p *parser) list(stop byte) error {
 			}
 		default:
 			start := p.pos
-			w, err := p.word(inTest)
+			w, err := p.readWord(inTest)
 			if err != nil {
 				return err
 			}
@@ -267,7 +267,7 @@ func (p *parser) redirect(cur *command, start int) error {
 	opText := p.src[start:p.pos]
 	p.skipBlanks()
 	targetStart := p.pos
-	w, err := p.word(false)
+	w, err := p.readWord(false)
 	if err != nil {
 		return err
 	}
@@ -339,9 +339,9 @@ func (p *parser) heredocBodies() error {
 	return nil
 }
 
-// word reads one shell word. Its substitutions are kept as written in the
+// readWord reads one shell word. Its substitutions are kept as written in the
 // text, and the commands inside them are parsed too.
-func (p *parser) word(inTest bool) (word, error) {
+func (p *parser) readWord(inTest bool) (word, error) {
 	var w word
 	var b strings.Builder
 	for p.pos < len(p.src) {
@@ -448,7 +448,7 @@ func (p *parser) array() error {
 			return errSyntax
 		}
 		start := p.pos
-		if _, err := p.word(false); err != nil {
+		if _, err := p.readWord(false); err != nil {
 			return err
 		}
 		if p.pos == start {
