@@ -118,13 +118,16 @@ type session struct {
 	env   env
 	repo  *repo
 	home  string
+	tmp   string // TMPDIR: Claude Code writes task output files there
 	model *fakemodel.Server
 	runs  int
+	// environ is added to claude's environment (and so to every hook's).
+	environ []string
 }
 
 func newSession(t *testing.T, e env, r *repo, script fakemodel.Script) *session {
 	t.Helper()
-	s := &session{t: t, env: e, repo: r, home: t.TempDir()}
+	s := &session{t: t, env: e, repo: r, home: t.TempDir(), tmp: t.TempDir()}
 	m, err := fakemodel.Start(script, filepath.Join(t.TempDir(), "model.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -155,10 +158,12 @@ func (s *session) claude(prompt string, extra ...string) *stream {
 	cmd.Dir = s.repo.dir
 	cmd.Env = append(cleanEnv(),
 		"HOME="+s.home,
+		"TMPDIR="+s.tmp,
 		"ANTHROPIC_BASE_URL="+s.model.URL,
 		"ANTHROPIC_API_KEY=sk-test",
 		"IS_SANDBOX=1",
 	)
+	cmd.Env = append(cmd.Env, s.environ...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -166,7 +171,7 @@ func (s *session) claude(prompt string, extra ...string) *stream {
 	s.t.Logf("claude -p %q %v: %v in %v (debug log %s)", prompt, extra, err, time.Since(start).Round(time.Millisecond), logs)
 	run := s.runs
 	if ctx.Err() != nil {
-		s.dumpOnFailure(run, stdout.Bytes())
+		s.dumpOnFailure(run, stdout.Bytes(), logs)
 		s.t.Fatalf("claude did not finish within %v", runTimeout)
 	}
 	if err != nil {
@@ -175,20 +180,27 @@ func (s *session) claude(prompt string, extra ...string) *stream {
 	st := parseStream(s.t, stdout.Bytes())
 	s.t.Cleanup(func() {
 		if s.t.Failed() || os.Getenv("WHETSTONE_E2E_KEEP") != "" {
-			s.dumpOnFailure(run, stdout.Bytes())
+			s.dumpOnFailure(run, stdout.Bytes(), logs)
 		}
 	})
+	// A missing or broken --plugin-dir is skipped silently (exit 0).
+	if !st.pluginLoaded("whetstone") {
+		s.t.Fatalf("system/init does not list the whetstone plugin from %s; init: %v", s.env.plugin, st.of("system", "init"))
+	}
 	return st
 }
 
 // dumpOnFailure keeps what a failing test needs for a post-mortem (every
 // test's, with WHETSTONE_E2E_KEEP=1).
-func (s *session) dumpOnFailure(run int, stdout []byte) {
+func (s *session) dumpOnFailure(run int, stdout []byte, logs string) {
 	dir := filepath.Join(os.TempDir(), "whetstone-e2e", strings.ReplaceAll(s.t.Name(), "/", "_"))
 	if os.MkdirAll(dir, 0o755) != nil {
 		return
 	}
 	os.WriteFile(filepath.Join(dir, fmt.Sprintf("stream-%d.jsonl", run)), stdout, 0o644)
+	if b, err := os.ReadFile(filepath.Join(logs, "debug.log")); err == nil {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("debug-%d.log", run)), b, 0o644)
+	}
 	if run > 1 {
 		return // the model log and the repo are the session's, kept once
 	}
@@ -197,7 +209,7 @@ func (s *session) dumpOnFailure(run int, stdout []byte) {
 	}
 	os.RemoveAll(filepath.Join(dir, "repo"))
 	exec.Command("cp", "-r", s.repo.dir, filepath.Join(dir, "repo")).Run()
-	s.t.Logf("kept the streams, the model log and the repo in %s", dir)
+	s.t.Logf("kept the streams, debug logs, the model log and the repo in %s", dir)
 }
 
 // cleanEnv is the test process's environment without anything that would
@@ -206,7 +218,7 @@ func cleanEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || k == "HOME" {
+		if strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || k == "HOME" || k == "TMPDIR" {
 			continue
 		}
 		out = append(out, kv)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +97,7 @@ func wantSummary(t *testing.T, st *stream, sub string) {
 }
 
 // wantParallelReviewers checks that iteration 1's reviewers were dispatched
-// in one assistant message and that their first model calls overlapped.
+// in one assistant message and that their model calls overlapped.
 func wantParallelReviewers(t *testing.T, s *session) {
 	t.Helper()
 	var fanout []map[string]any
@@ -124,18 +125,37 @@ func wantParallelReviewers(t *testing.T, s *session) {
 			t.Errorf("the fan-out message dispatched %q", d)
 		}
 	}
-	latestStart, earliestEnd := first[0].Start, first[0].End
-	for _, c := range first {
-		if c.Start.After(latestStart) {
-			latestStart = c.Start
-		}
-		if c.End.Before(earliestEnd) {
-			earliestEnd = c.End
-		}
+	// Serial reviewers would never overlap. Under CPU starvation Claude Code
+	// can start parallel subagents seconds apart, so ask for some overlap
+	// rather than for all of them at once.
+	if n := maxInFlight(first); n < 2 {
+		t.Errorf("at most %d reviewer model call(s) were in flight at once; the reviewers did not run in parallel", n)
 	}
-	if !latestStart.Before(earliestEnd) {
-		t.Errorf("reviewers did not run in parallel: the last first call started %v after the first one ended", latestStart.Sub(earliestEnd))
+}
+
+// maxInFlight is the largest number of calls that were running at the same
+// moment.
+func maxInFlight(calls []reviewerCall) int {
+	type edge struct {
+		at    time.Time
+		delta int
 	}
+	var edges []edge
+	for _, c := range calls {
+		edges = append(edges, edge{c.Start, +1}, edge{c.End, -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.delta - b.delta // an end before a start at the same instant
+	})
+	n, most := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		most = max(most, n)
+	}
+	return most
 }
 
 // wantBackgrounded checks every whetstone task's is_backgrounded flag.
@@ -167,9 +187,6 @@ func TestTwoIterationsForeground(t *testing.T) {
 	}.Script())
 	st := s.claude("/whetstone:review")
 
-	if !st.pluginLoaded("whetstone") {
-		t.Fatal("system/init does not list the whetstone plugin")
-	}
 	run := wantRun(t, r, "done", "", "APPROVE", 2)
 	wantFiles(t, r, run, "state.json", "context.json", "iter-1/critic.json", "iter-1/verdict.json", "iter-1/fix.json", "iter-2/critic.json", "iter-2/verdict.json", "report.md")
 	if !strings.Contains(r.read("calc.go"), fixOffByOne.New) {
@@ -265,7 +282,7 @@ func TestEditGates(t *testing.T) {
 			if !isErr || !(strings.Contains(text, "whetstone") || strings.Contains(text, "No such tool available: Write")) {
 				t.Errorf("the reviewer's Write was not refused: %q", text)
 			}
-		case u["name"] == "Bash" && inSubagent && input["command"] == "echo x > f.txt":
+		case u["name"] == "Bash" && inSubagent && input["command"] == fakemodel.RogueCommand:
 			sawBash = true
 			if !isErr || !strings.Contains(text, "PreToolUse:Bash hook error") || !strings.Contains(text, "whetstone:witness is read-only") {
 				t.Errorf("the reviewer's write-shaped Bash was not denied by whetstone: %q", text)
@@ -365,32 +382,40 @@ func TestStopsWhenStalled(t *testing.T) {
 
 // TestLazyOrchestrator: the orchestrator ends its turn without dispatching;
 // the Stop hook blocks with the instructions, and gives up as no_progress
-// before Claude Code's block cap would end the turn silently (scenario f).
+// before Claude Code's block cap would end the turn silently — also when the
+// cap is lowered with CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (scenario f).
 func TestLazyOrchestrator(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
-	r := newRepo(t, baseFiles, changedFiles)
-	s := newSession(t, e, r, fakemodel.Whetstone{Lazy: true}.Script())
-	st := s.claude("/whetstone:review")
-
-	blocked := 0
-	for _, x := range s.mainCalls() {
-		if latest := x.req.Latest(); strings.HasPrefix(x.req.LastUserText(), "Stop hook feedback:") {
-			blocked++
-			if !strings.Contains(latest, fakemodel.DispatchMarker+`{"subagent_type":"whetstone:critic"`) {
-				t.Errorf("a Stop block carries no dispatch line for the critic:\n%s", latest)
+	for _, limit := range []int{8, 3} {
+		t.Run(fmt.Sprintf("cap%d", limit), func(t *testing.T) {
+			e := setup(t)
+			r := newRepo(t, baseFiles, changedFiles)
+			s := newSession(t, e, r, fakemodel.Whetstone{Lazy: true}.Script())
+			if limit != 8 {
+				s.environ = append(s.environ, fmt.Sprintf("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=%d", limit))
 			}
-		}
+			st := s.claude("/whetstone:review")
+
+			blocked := 0
+			for _, x := range s.mainCalls() {
+				if latest := x.req.Latest(); strings.HasPrefix(x.req.LastUserText(), "Stop hook feedback:") {
+					blocked++
+					if !strings.Contains(latest, fakemodel.DispatchMarker+`{"subagent_type":"whetstone:critic"`) {
+						t.Errorf("a Stop block carries no dispatch line for the critic:\n%s", latest)
+					}
+				}
+			}
+			if blocked == 0 || blocked > limit {
+				t.Fatalf("the Stop hook blocked the lazy orchestrator %d times; want 1 to %d (Claude Code overrides block %d)", blocked, limit, limit+1)
+			}
+			if containsAny(st.notices(), "stop-hook-block-cap") {
+				t.Error("Claude Code's Stop hook block cap was reached")
+			}
+			wantRun(t, r, "stopped", "no_progress", "REQUEST_CHANGES", 1)
+			wantSummary(t, st, "STOPPED (no_progress)")
+			t.Logf("the Stop hook blocked %d times", blocked)
+		})
 	}
-	if blocked == 0 || blocked > 8 {
-		t.Fatalf("the Stop hook blocked the lazy orchestrator %d times; want 1 to 8 (Claude Code overrides the 9th)", blocked)
-	}
-	if containsAny(st.notices(), "stop-hook-block-cap") {
-		t.Error("Claude Code's Stop hook block cap was reached")
-	}
-	wantRun(t, r, "stopped", "no_progress", "", 1)
-	wantSummary(t, st, "STOPPED (no_progress)")
-	t.Logf("the Stop hook blocked %d times", blocked)
 }
 
 // TestResumeAndSecondSession: a session ends mid-run; a second session in

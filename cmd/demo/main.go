@@ -9,6 +9,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	claude := fl.String("claude", os.Getenv("WHETSTONE_CLAUDE"), "the claude binary (default $WHETSTONE_CLAUDE)")
-	plugin := fl.String("plugin", ".", "the whetstone plugin directory (the repository root)")
+	plugin := fl.String("plugin", cmp.Or(os.Getenv("WHETSTONE_PLUGIN"), "."), "the whetstone plugin directory (default $WHETSTONE_PLUGIN or the current directory)")
 	src := fl.String("src", "testdata/demo", "the sample project: base/ is committed, change/ is laid over it uncommitted")
 	timeout := fl.Duration("timeout", 5*time.Minute, "give up after this long")
 	if err := fl.Parse(args); err != nil {
@@ -120,8 +121,10 @@ func prepare(plugin, src string) (*demo, error) {
 		tmp = t
 	}
 	d := &demo{tmp: tmp, project: filepath.Join(tmp, "project"), home: filepath.Join(tmp, "home"), plugin: plugin}
-	if err := os.MkdirAll(d.home, 0o755); err != nil {
-		return nil, err
+	for _, dir := range []string{d.home, filepath.Join(tmp, "tmp")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	if err := copyTree(filepath.Join(src, "base"), d.project); err != nil {
 		return nil, err
@@ -184,7 +187,7 @@ func (d *demo) run(ctx context.Context, claude string, out io.Writer) error {
 		"--permission-mode", "bypassPermissions", "--max-turns", "60",
 		"--debug-file", filepath.Join(d.tmp, "claude-debug.log"))
 	cmd.Dir = d.project
-	cmd.Env = append(cleanEnv(), "HOME="+d.home, "ANTHROPIC_BASE_URL="+model.URL, "ANTHROPIC_API_KEY=sk-demo", "IS_SANDBOX=1")
+	cmd.Env = append(cleanEnv(), "HOME="+d.home, "TMPDIR="+filepath.Join(d.tmp, "tmp"), "ANTHROPIC_BASE_URL="+model.URL, "ANTHROPIC_API_KEY=sk-demo", "IS_SANDBOX=1")
 	stderrLog, err := os.Create(filepath.Join(d.tmp, "claude-stderr.log"))
 	if err != nil {
 		return err
@@ -257,7 +260,7 @@ func cleanEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || k == "HOME" {
+		if strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || k == "HOME" || k == "TMPDIR" {
 			continue
 		}
 		out = append(out, kv)

@@ -68,14 +68,16 @@ type Whetstone struct {
 }
 
 var (
-	reviewLine   = regexp.MustCompile(`whetstone review · run (\S+) · iteration (\d+) · reviewer ([a-z0-9-]+)`)
-	jobLine      = regexp.MustCompile(`whetstone (fix|validate) · run (\S+) · iteration (\d+)`)
-	findingLine  = regexp.MustCompile(`(?m)^- (F-\d{4,}) \[([a-z]+)\] (\S+?):(\d+) (.*)$`)
-	claimedLine  = regexp.MustCompile(`claims to have fixed: ([^\n]*)`)
-	verdictPath  = regexp.MustCompile(`\.whetstone/runs/[^\s/]+/iter-\d+/verdict\.json`)
-	findingID    = regexp.MustCompile(`F-\d{4,}`)
-	rogueCommand = "echo x > f.txt"
+	reviewLine  = regexp.MustCompile(`whetstone review · run (\S+) · iteration (\d+) · reviewer ([a-z0-9-]+)`)
+	jobLine     = regexp.MustCompile(`whetstone (fix|validate) · run (\S+) · iteration (\d+)`)
+	findingLine = regexp.MustCompile(`(?m)^- (F-\d{4,}) \[([a-z]+)\] (\S+?):(\d+) (.*)$`)
+	claimedLine = regexp.MustCompile(`claims to have fixed: ([^\n]*)`)
+	verdictPath = regexp.MustCompile(`\.whetstone/runs/[^\s/]+/iter-\d+/verdict\.json`)
+	findingID   = regexp.MustCompile(`F-\d{4,}`)
 )
+
+// RogueCommand is the write-shaped Bash command a rogue reviewer tries.
+const RogueCommand = "echo x > f.txt"
 
 // Script is the scenario as a model script.
 func (w Whetstone) Script() Script {
@@ -185,7 +187,7 @@ func (w Whetstone) reviewer(req *Request, prompt string) Reply {
 	if name == w.RogueReviewer && len(req.ToolUses()) == 0 {
 		return Call(
 			ToolUse("Write", map[string]any{"file_path": filepath.Join(req.ProjectDir(), "rogue.txt"), "content": "a reviewer wrote this\n"}),
-			ToolUse("Bash", map[string]any{"command": rogueCommand, "description": "write a file"}),
+			ToolUse("Bash", map[string]any{"command": RogueCommand, "description": "write a file"}),
 		)
 	}
 	var findings []Finding

@@ -2,6 +2,8 @@ package fakemodel
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 // the subagent marker and the agent body, then messages.
 type conv struct {
 	agent string // "" for the main thread
+	dir   string // the project directory; "/p" when empty
 	msgs  []map[string]any
 }
 
@@ -28,7 +31,11 @@ func (c *conv) request(t *testing.T) *Request {
 		sys0 += " cc_is_subagent=true;"
 		body = "# " + c.agent + "\n\nYou review code."
 	}
-	msgs := append([]map[string]any{{"role": "system", "content": "# Environment\n - Primary working directory: /p\n - Is a git repository: true"}}, c.msgs...)
+	dir := c.dir
+	if dir == "" {
+		dir = "/p"
+	}
+	msgs := append([]map[string]any{{"role": "system", "content": "# Environment\n - Primary working directory: " + dir + "\n - Is a git repository: true"}}, c.msgs...)
 	raw, err := json.Marshal(map[string]any{
 		"model": "claude-opus-5-5", "stream": true,
 		"system":   []map[string]any{{"type": "text", "text": sys0}, {"type": "text", "text": "You are a Claude agent."}, {"type": "text", "text": body}},
@@ -156,6 +163,20 @@ func TestReviewerReports(t *testing.T) {
 	if string(checks) != `[{"id":"F-0001","note":"checked","status":"not_fixed"},{"id":"F-0002","note":"checked","status":"fixed"}]` {
 		t.Errorf("critic iteration 2 fix_checks = %s", checks)
 	}
+	// With the previous verdict.json at hand, a reviewer checks only the
+	// claimed findings it raised.
+	dir := t.TempDir()
+	vpath := ".whetstone/runs/r1/iter-1/verdict.json"
+	os.MkdirAll(filepath.Join(dir, filepath.Dir(vpath)), 0o755)
+	os.WriteFile(filepath.Join(dir, vpath), []byte(`{"findings":[{"id":"F-0001","reviewers":["critic"]},{"id":"F-0002","reviewers":["pedant"]}]}`), 0o644)
+	c := &conv{agent: "whetstone:critic", dir: dir}
+	c.add("user", "whetstone review · run r1 · iteration 2 · reviewer critic\nEarlier findings: "+vpath+"\nThe fixer claims to have fixed: F-0001, F-0002. Check.")
+	got = reportOf(t, script(c.request(t)))
+	checks, _ = json.Marshal(got["fix_checks"])
+	if string(checks) != `[{"id":"F-0001","note":"checked","status":"not_fixed"}]` {
+		t.Errorf("critic iteration 2 fix_checks from verdict.json = %s", checks)
+	}
+
 	if got := ask("security-reviewer", 1, ""); got["verdict"] != "clean" || len(got["findings"].([]any)) != 0 {
 		t.Errorf("clean reviewer = %v", got)
 	}
@@ -171,7 +192,7 @@ func TestReviewerReports(t *testing.T) {
 		t.Errorf("corrected report = %v", fixed)
 	}
 
-	c := &conv{agent: "whetstone:witness"}
+	c = &conv{agent: "whetstone:witness"}
 	c.add("user", "whetstone review · run r1 · iteration 1 · reviewer witness")
 	r := script(c.request(t))
 	if len(r.Content) != 2 || r.Content[0].Name != "Write" || r.Content[1].Name != "Bash" || !strings.Contains(string(r.Content[1].Input), "echo x \\u003e f.txt") {

@@ -1,0 +1,182 @@
+package app_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/review"
+)
+
+// The hook benchmarks measure what one hook process does after start-up:
+// decode the payload, answer, encode the answer. scripts/bench measures
+// whole processes; docs/performance.md has both.
+
+func benchApp() *app.App {
+	return &app.App{Now: time.Now, Getenv: func(string) string { return "" }, Log: io.Discard}
+}
+
+func fixture(b *testing.B, name string) map[string]any {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "claude-code", name))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// runHook is one hook invocation as the binary does it, minus start-up.
+func runHook(b *testing.B, a *app.App, event string, data []byte) []byte {
+	p, err := hook.Parse(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := a.Hook(event, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if resp == nil {
+		return nil
+	}
+	return resp.Encode()
+}
+
+// benchProject makes a project with an active run owned by session, as
+// /whetstone:review would, and makes it the working directory.
+func benchProject(b *testing.B, a *app.App, session, prompt string) string {
+	b.Helper()
+	dir := newProject(b, filepath.Join(b.TempDir(), "project"))
+	b.Chdir(dir)
+	out := runHook(b, a, "user-prompt-submit", payload(b, map[string]any{
+		"session_id": session, "hook_event_name": "UserPromptSubmit", "cwd": dir, "prompt": prompt}))
+	if !strings.Contains(string(out), "WHETSTONE-DISPATCH") {
+		b.Fatalf("no run started: %s", out)
+	}
+	return dir
+}
+
+// BenchmarkHookNoRun is the cost every tool call pays in a session that owns
+// no run: the captured PreToolUse payload of an Edit, in a project where
+// another session has an active run.
+func BenchmarkHookNoRun(b *testing.B) {
+	a := benchApp()
+	data := payload(b, fixture(b, "pretooluse-edit-main.json"))
+	benchProject(b, a, "0beef000-0000-4000-8000-000000000000", "/whetstone:review")
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := runHook(b, a, "pre-tool-use", data); out != nil {
+			b.Fatalf("a session without a run got an answer: %s", out)
+		}
+	}
+}
+
+// BenchmarkEditGate is the orchestrator trying to Edit during a run: the
+// gate reads state.json and denies.
+func BenchmarkEditGate(b *testing.B) {
+	a := benchApp()
+	fx := fixture(b, "pretooluse-edit-main.json")
+	benchProject(b, a, fx["session_id"].(string), "/whetstone:review")
+	data := payload(b, fx)
+	b.ReportAllocs()
+	for b.Loop() {
+		out := runHook(b, a, "pre-tool-use", data)
+		if !strings.Contains(string(out), `"permissionDecision":"deny"`) {
+			b.Fatalf("edit during a run not denied: %s", out)
+		}
+	}
+}
+
+// coreReviewers is the standard roster of a run with no specialist signals.
+var coreReviewers = []string{"critic", "pedant", "witness", "security-reviewer", "silent-failure-hunter"}
+
+// bigReport is a reviewer's report with n findings spread over 20 files and
+// five categories. Even-numbered findings are raised by every reviewer
+// (they merge); odd ones are the reviewer's own.
+func bigReport(name string, n int) []byte {
+	categories := []string{"correctness", "error-handling", "security", "performance", "maintainability"}
+	severities := []string{"high", "medium", "low", "critical", "info"}
+	findings := make([]map[string]any, n)
+	for i := range findings {
+		title := fmt.Sprintf("Unchecked error from call %d loses the write on shutdown", i)
+		if i%2 == 1 {
+			title = fmt.Sprintf("%s sees a distinct problem %d in handling of input data", name, i)
+		}
+		findings[i] = map[string]any{
+			"severity": severities[i%len(severities)], "confidence": 60 + i%41, "category": categories[(i/20)%len(categories)],
+			"file": fmt.Sprintf("internal/pkg%d/file%02d.go", i%4, i%20), "line": 10 + 3*i, "end_line": 12 + 3*i,
+			"title": title, "description": strings.Repeat("What is wrong and why it matters. ", 6),
+			"evidence": "if err := f.Close(); err != nil { /* ignored */ }", "suggestion": "Return the error to the caller.",
+		}
+	}
+	data, _ := json.MarshalIndent(map[string]any{"schema": review.SchemaReview, "reviewer": name, "verdict": "issues_found", "findings": findings}, "", "  ")
+	return data
+}
+
+// BenchmarkConcludeReview is the SubagentStop that completes a review of
+// five reviewers × 200 findings: extract and validate the last report,
+// store it, read the other four, merge 1000 findings, move the run to the
+// fix phase and write verdict.json, state.json and analytics. The run
+// directory is restored before each iteration, outside the timer.
+func BenchmarkConcludeReview(b *testing.B) {
+	a := benchApp()
+	const session = "c0c0c000-0000-4000-8000-000000000000"
+	dir := benchProject(b, a, session, "/whetstone:review --reviewers "+strings.Join(coreReviewers, ","))
+	stop := func(name string) []byte {
+		msg := "Review done.\n\n```json\n" + string(bigReport(name, 200)) + "\n```\n"
+		return stopPayload(b, session, dir, "whetstone:"+name, "agent-"+name, msg)
+	}
+	for _, n := range coreReviewers {
+		runHook(b, a, "pre-tool-use", dispatchPayload(b, session, dir, n))
+	}
+	for _, n := range coreReviewers[:4] {
+		if out := runHook(b, a, "subagent-stop", stop(n)); out != nil {
+			b.Fatalf("%s's report was refused: %s", n, out)
+		}
+	}
+	last := stop(coreReviewers[4])
+	ws := filepath.Join(dir, ".whetstone")
+	runDir := filepath.Join(ws, "runs", runOf(b, dir, session))
+	statePath := filepath.Join(runDir, "state.json")
+	before, err := os.ReadFile(statePath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	restore := func() {
+		for _, p := range []string{
+			filepath.Join(runDir, "iter-1", coreReviewers[4]+".json"), filepath.Join(runDir, "iter-1", "verdict.json"),
+			filepath.Join(runDir, "report.md"), filepath.Join(runDir, "report.json"), filepath.Join(ws, "analytics.jsonl"),
+		} {
+			_ = os.Remove(p)
+		}
+		if err := os.WriteFile(statePath, before, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(last)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		restore()
+		b.StartTimer()
+		if out := runHook(b, a, "subagent-stop", last); out != nil {
+			b.Fatalf("the last report was refused: %s", out)
+		}
+	}
+	b.StopTimer()
+	s := readState(b, runDir)
+	if s.Phase != "fix" {
+		b.Fatalf("after the last report the run is in %q, want fix", s.Phase)
+	}
+}

@@ -1,0 +1,481 @@
+package app_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/review"
+)
+
+// allReviewers is the largest roster: the five core reviewers and the five
+// specialists, so one review phase expects ten reports.
+var allReviewers = []string{"critic", "pedant", "witness", "security-reviewer", "silent-failure-hunter",
+	"performance-reviewer", "api-reviewer", "database-reviewer", "concurrency-reviewer", "architecture-reviewer"}
+
+const reviewPrompt = "/whetstone:review --reviewers critic,pedant,witness,security-reviewer,silent-failure-hunter,performance-reviewer,api-reviewer,database-reviewer,concurrency-reviewer,architecture-reviewer"
+
+// cleanReviewers report no findings; the others report one blocking finding
+// each, so a complete round always moves to the fix phase.
+var cleanReviewers = []string{"witness", "api-reviewer", "database-reviewer"}
+
+// hookEvent is one hook invocation: the subcommand and its stdin.
+type hookEvent struct {
+	name    string // for failure messages
+	event   string
+	payload []byte
+}
+
+func payload(t testing.TB, fields map[string]any) []byte {
+	t.Helper()
+	data, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// newProject makes a git repository with one uncommitted file, so a review
+// has a change to look at.
+func newProject(t testing.TB, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func startPayload(t testing.TB, session, dir string) []byte {
+	return payload(t, map[string]any{"session_id": session, "hook_event_name": "UserPromptSubmit", "cwd": dir, "prompt": reviewPrompt})
+}
+
+func dispatchPayload(t testing.TB, session, dir, name string) []byte {
+	return payload(t, map[string]any{"session_id": session, "hook_event_name": "PreToolUse", "cwd": dir, "tool_name": "Agent",
+		"tool_input": map[string]any{"subagent_type": "whetstone:" + name, "description": "whetstone " + name, "prompt": "review"}})
+}
+
+// reviewReport is reviewer name's report as agent agentID writes it. Two
+// agents of one reviewer report the same finding, so the round's outcome
+// does not depend on which copy wins; the description tells them apart.
+func reviewReport(t testing.TB, name, agentID string, findings int) string {
+	t.Helper()
+	list := []map[string]any{}
+	if !slices.Contains(cleanReviewers, name) {
+		for i := 0; i < findings; i++ {
+			list = append(list, map[string]any{
+				"severity": "high", "confidence": 90, "category": name, "file": fmt.Sprintf("src/%s/file%d.go", name, i%20),
+				"line": 10 + 7*i, "end_line": 12 + 7*i, "title": fmt.Sprintf("%s problem number %d in this code", name, i),
+				"description": "reported by " + agentID, "evidence": "see the code", "suggestion": "fix it",
+			})
+		}
+	}
+	verdict := "clean"
+	if len(list) > 0 {
+		verdict = "issues_found"
+	}
+	data, err := json.MarshalIndent(map[string]any{"schema": review.SchemaReview, "reviewer": name, "verdict": verdict, "findings": list}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "I reviewed the change.\n\n```json\n" + string(data) + "\n```\n"
+}
+
+func stopPayload(t testing.TB, session, dir, agentType, agentID, msg string) []byte {
+	fields := map[string]any{"session_id": session, "hook_event_name": "SubagentStop", "cwd": dir, "stop_hook_active": false,
+		"agent_type": agentType, "last_assistant_message": msg,
+		"agent_transcript_path": "/nonexistent/" + agentID + ".jsonl", "background_tasks": []any{}}
+	if agentID != "" {
+		fields["agent_id"] = agentID
+	}
+	return payload(t, fields)
+}
+
+// stampede is the 32 SubagentStop events that arrive at once: the ten
+// reviewers' reports, a second agent of each reviewer, and twelve strays —
+// other plugins' and unknown agents, the fixer and the validator out of
+// phase, an orphan without agent_id, and another session's agents.
+func stampede(t testing.TB, session, dir string) []hookEvent {
+	var evs []hookEvent
+	add := func(name, agentType, agentID, msg string, sess string) {
+		evs = append(evs, hookEvent{name, "subagent-stop", stopPayload(t, sess, dir, agentType, agentID, msg)})
+	}
+	for _, n := range allReviewers {
+		add(n, "whetstone:"+n, "agent-"+n+"-1", reviewReport(t, n, "agent-"+n+"-1", 1), session)
+		add(n+" (second agent)", "whetstone:"+n, "agent-"+n+"-2", reviewReport(t, n, "agent-"+n+"-2", 1), session)
+	}
+	critic := reviewReport(t, "critic", "stray", 1)
+	fix := `{"schema":"whetstone.fix/v1","results":[]}`
+	add("other plugin", "cc-plugin:critic", "stray-1", critic, session)
+	add("bare name", "critic", "stray-2", critic, session)
+	add("unknown whetstone agent", "whetstone:nonexistent", "stray-3", critic, session)
+	add("main-thread-like", "", "stray-4", critic, session)
+	for i := 0; i < 4; i++ {
+		add("fixer out of phase", "whetstone:fixer", fmt.Sprintf("stray-fixer-%d", i), fix, session)
+	}
+	add("validator at standard depth", "whetstone:validator", "stray-5", `{"schema":"whetstone.validation/v1","results":[]}`, session)
+	add("orphan without agent_id", "whetstone:critic", "", critic, session)
+	add("other session", "whetstone:critic", "stray-6", critic, "other-session-1")
+	add("other session", "whetstone:pedant", "stray-7", reviewReport(t, "pedant", "stray-7", 1), "other-session-2")
+	if len(evs) != 32 {
+		t.Fatalf("stampede has %d events, want 32", len(evs))
+	}
+	return evs
+}
+
+// stateView is the part of state.json these tests check, decoded
+// independently of package loop.
+type stateView struct {
+	RunID     string `json:"run_id"`
+	Phase     string `json:"phase"`
+	Iteration int    `json:"iteration"`
+	Agents    map[string]struct {
+		Status string `json:"status"`
+		ID     string `json:"agent_id"`
+	} `json:"agents"`
+	History []struct {
+		Iteration int    `json:"iteration"`
+		Phase     string `json:"phase"`
+		Note      string `json:"note"`
+	} `json:"history"`
+}
+
+func runOf(t testing.TB, dir, session string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, ".whetstone", "sessions", session))
+	if err != nil {
+		t.Fatalf("the session owns no run: %v", err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func readState(t testing.TB, runDir string) stateView {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(runDir, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s stateView
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatalf("state.json: %v", err)
+	}
+	return s
+}
+
+// checkOneTransition checks that a run moved from review to fix exactly
+// once, with every reviewer's report stored and one verdict and one
+// analytics record written.
+func checkOneTransition(t testing.TB, dir, runID string) {
+	t.Helper()
+	runDir := filepath.Join(dir, ".whetstone", "runs", runID)
+	s := readState(t, runDir)
+	if s.Phase != "fix" || s.Iteration != 1 {
+		t.Fatalf("state: phase %q iteration %d; want fix, 1", s.Phase, s.Iteration)
+	}
+	var steps []string
+	toFix := 0
+	for _, h := range s.History {
+		steps = append(steps, fmt.Sprintf("%d:%s", h.Iteration, h.Phase))
+		if h.Phase == "fix" && h.Iteration == 1 {
+			toFix++
+		}
+	}
+	if toFix != 1 || len(s.History) != 2 {
+		t.Fatalf("history %v; want exactly [1:review 1:fix]", steps)
+	}
+	if len(s.Agents) > 1 || (len(s.Agents) == 1 && s.Agents["fixer"].ID == "") {
+		t.Errorf("fix phase agents %+v; want none, or one stray fixer", s.Agents)
+	}
+
+	entries, err := os.ReadDir(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "iter-1" {
+			t.Errorf("unexpected directory %s: only iteration 1 may exist", e.Name())
+		}
+	}
+	iter := filepath.Join(runDir, "iter-1")
+	files, err := os.ReadDir(iter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name())
+	}
+	want := []string{"verdict.json"}
+	for _, n := range allReviewers {
+		want = append(want, n+".json")
+	}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("iter-1 holds %v; want %v", names, want)
+	}
+	for _, n := range allReviewers {
+		data, err := os.ReadFile(filepath.Join(iter, n+".json"))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		r, ps := review.ValidateReview(data, review.Expect{Reviewer: n})
+		if ps != nil {
+			t.Errorf("%s.json is not a valid report:\n%s", n, ps)
+			continue
+		}
+		for _, f := range r.Findings {
+			if f.Description != "reported by agent-"+n+"-1" && f.Description != "reported by agent-"+n+"-2" {
+				t.Errorf("%s.json holds a finding from %q", n, f.Description)
+			}
+		}
+	}
+	var v struct {
+		Reviewers map[string]string `json:"reviewers"`
+		Findings  []struct {
+			Reviewers []string `json:"reviewers"`
+		} `json:"findings"`
+		Blocking []string `json:"blocking"`
+		Next     string   `json:"next_phase"`
+	}
+	data, err := os.ReadFile(filepath.Join(iter, "verdict.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("verdict.json: %v", err)
+	}
+	wantFindings := len(allReviewers) - len(cleanReviewers)
+	if len(v.Reviewers) != len(allReviewers) || len(v.Findings) != wantFindings || len(v.Blocking) != wantFindings || v.Next != "fix" {
+		t.Errorf("verdict: %d reviewers %v, %d findings, %d blocking, next %q; want %d reviewers reported, %d findings, all blocking, next fix",
+			len(v.Reviewers), v.Reviewers, len(v.Findings), len(v.Blocking), v.Next, len(allReviewers), wantFindings)
+	}
+	for n, st := range v.Reviewers {
+		if st != "reported" {
+			t.Errorf("verdict: %s is %q, want reported", n, st)
+		}
+	}
+	lines, err := os.ReadFile(filepath.Join(dir, ".whetstone", "analytics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(lines, []byte("\n")); n != 1 {
+		t.Errorf("analytics.jsonl has %d records, want 1:\n%s", n, lines)
+	}
+}
+
+// buildWhetstone builds the binary under test once per test.
+func buildWhetstone(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "whetstone")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/whetstone-dev/whetstone/cmd/whetstone")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// hookEnv is the environment the hook processes get: this one without
+// whetstone's own knobs, so a developer's settings cannot change the result.
+func hookEnv() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "WHETSTONE_") })
+}
+
+type result struct {
+	ev             hookEvent
+	stdout, stderr string
+	err            error
+}
+
+// runAtOnce starts one process per event, waits until all are running, then
+// writes every payload at the same moment, so the hooks race for real.
+func runAtOnce(t testing.TB, bin, dir string, evs []hookEvent) []result {
+	t.Helper()
+	type proc struct {
+		cmd            *exec.Cmd
+		stdin          io.WriteCloser
+		stdout, stderr bytes.Buffer
+	}
+	procs := make([]*proc, len(evs))
+	for i, ev := range evs {
+		p := &proc{cmd: exec.Command(bin, "hook", ev.event)}
+		p.cmd.Dir, p.cmd.Env = dir, hookEnv()
+		p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+		var err error
+		if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs[i] = p
+	}
+	// The processes block reading stdin; give the last ones started time to
+	// get there, then release them all together.
+	time.Sleep(5 * time.Millisecond)
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			_, _ = p.stdin.Write(evs[i].payload)
+			_ = p.stdin.Close()
+		}()
+	}
+	close(gate)
+	wg.Wait()
+	out := make([]result, len(evs))
+	for i, p := range procs {
+		err := p.cmd.Wait()
+		out[i] = result{evs[i], p.stdout.String(), p.stderr.String(), err}
+	}
+	return out
+}
+
+// TestConcurrentSubagentStops runs the whole review phase of a ten-reviewer
+// run as real processes: ten dispatches at once, then 32 SubagentStop hooks
+// released at the same moment. The phase must conclude exactly once.
+func TestConcurrentSubagentStops(t *testing.T) {
+	trials := 200
+	if testing.Short() {
+		trials = 20
+	}
+	bin := buildWhetstone(t)
+	base := t.TempDir()
+	start := time.Now()
+	strayFixers := 0
+	for trial := 0; trial < trials; trial++ {
+		dir := newProject(t, filepath.Join(base, fmt.Sprint(trial)))
+		session := fmt.Sprintf("c0ffee%02d-%04d-4000-8000-000000000000", trial%100, trial)
+
+		res := runAtOnce(t, bin, dir, []hookEvent{{"start", "user-prompt-submit", startPayload(t, session, dir)}})
+		if res[0].err != nil || !strings.Contains(res[0].stdout, "WHETSTONE-DISPATCH") {
+			t.Fatalf("trial %d: user-prompt-submit: %v\nstdout: %s\nstderr: %s", trial, res[0].err, res[0].stdout, res[0].stderr)
+		}
+		runID := runOf(t, dir, session)
+
+		var dispatches []hookEvent
+		for _, n := range allReviewers {
+			dispatches = append(dispatches, hookEvent{"dispatch " + n, "pre-tool-use", dispatchPayload(t, session, dir, n)})
+		}
+		for _, r := range runAtOnce(t, bin, dir, dispatches) {
+			if r.err != nil || r.stdout != "" {
+				t.Fatalf("trial %d: %s: %v; stdout %q (a dispatch of an expected agent is allowed silently)\nstderr: %s", trial, r.ev.name, r.err, r.stdout, r.stderr)
+			}
+		}
+		s := readState(t, filepath.Join(dir, ".whetstone", "runs", runID))
+		if len(s.Agents) != len(allReviewers) {
+			t.Fatalf("trial %d: %d of %d concurrent dispatches recorded: %v", trial, len(s.Agents), len(allReviewers), s.Agents)
+		}
+
+		for _, r := range runAtOnce(t, bin, dir, stampede(t, session, dir)) {
+			if r.err != nil || r.stderr != "" {
+				t.Errorf("trial %d: %s: %v\nstderr: %s", trial, r.ev.name, r.err, r.stderr)
+			}
+			if r.stdout == "" {
+				continue
+			}
+			// Only a stray fixer that lands after the move to the fix phase
+			// gets an answer: its empty report is sent back to it.
+			var resp hook.Response
+			if r.ev.name != "fixer out of phase" || json.Unmarshal([]byte(r.stdout), &resp) != nil || resp.Decision != "block" {
+				t.Errorf("trial %d: %s answered %q; want no answer", trial, r.ev.name, r.stdout)
+			}
+		}
+		checkOneTransition(t, dir, runID)
+		if s := readState(t, filepath.Join(dir, ".whetstone", "runs", runID)); len(s.Agents) > 0 {
+			strayFixers++
+		}
+		if t.Failed() {
+			t.Fatalf("trial %d failed; project kept at %s", trial, dir)
+		}
+		_ = os.RemoveAll(dir)
+	}
+	t.Logf("%d trials in %v (%v each); in %d the fix phase recorded a stray fixer that stopped after the transition",
+		trials, time.Since(start).Round(time.Millisecond), (time.Since(start) / time.Duration(trials)).Round(time.Millisecond), strayFixers)
+}
+
+// TestConcurrentSubagentStopsInProcess is the same race with goroutines
+// calling App.Hook, so the race detector watches the handlers too.
+func TestConcurrentSubagentStopsInProcess(t *testing.T) {
+	trials := 20
+	if testing.Short() {
+		trials = 5
+	}
+	base := t.TempDir()
+	a := &app.App{Now: time.Now, Getenv: func(string) string { return "" }, Log: io.Discard}
+	for trial := 0; trial < trials; trial++ {
+		dir := newProject(t, filepath.Join(base, fmt.Sprint(trial)))
+		t.Chdir(dir) // hooks find the project from the working directory
+		session := fmt.Sprintf("90a0a000-%04d-4000-8000-000000000000", trial)
+		call := func(ev hookEvent) (*hook.Response, error) {
+			p, err := hook.Parse(ev.payload)
+			if err != nil {
+				return nil, err
+			}
+			return a.Hook(ev.event, p)
+		}
+		resp, err := call(hookEvent{"start", "user-prompt-submit", startPayload(t, session, dir)})
+		if err != nil || resp == nil || !strings.Contains(resp.Specific.AdditionalContext, "WHETSTONE-DISPATCH") {
+			t.Fatalf("trial %d: start: %+v, %v", trial, resp, err)
+		}
+		runID := runOf(t, dir, session)
+		parallel := func(evs []hookEvent) []error {
+			errs := make([]error, len(evs))
+			var ready, wg sync.WaitGroup
+			gate := make(chan struct{})
+			for i, ev := range evs {
+				ready.Add(1)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ready.Done()
+					<-gate
+					_, errs[i] = call(ev)
+				}()
+			}
+			ready.Wait()
+			close(gate)
+			wg.Wait()
+			return errs
+		}
+		var dispatches []hookEvent
+		for _, n := range allReviewers {
+			dispatches = append(dispatches, hookEvent{"dispatch " + n, "pre-tool-use", dispatchPayload(t, session, dir, n)})
+		}
+		for i, err := range parallel(dispatches) {
+			if err != nil {
+				t.Fatalf("trial %d: %s: %v", trial, dispatches[i].name, err)
+			}
+		}
+		evs := stampede(t, session, dir)
+		for i, err := range parallel(evs) {
+			if err != nil {
+				t.Errorf("trial %d: %s: %v", trial, evs[i].name, err)
+			}
+		}
+		checkOneTransition(t, dir, runID)
+		if t.Failed() {
+			t.Fatalf("trial %d failed; project kept at %s", trial, dir)
+		}
+	}
+}
