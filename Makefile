@@ -9,7 +9,7 @@ export WHETSTONE_CACHE := $(CACHE)
 build: bin/whetstone
 
 bin/whetstone: go.mod go.sum VERSION $(shell find cmd internal -name '*.go' -not -name '*_test.go' 2>/dev/null) version.go
-	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./cmd/whetstone
+	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -o $@ ./cmd/whetstone
 
 # claude installs the pinned Claude Code (2.1.329) into $(CACHE)/claude from
 # the npm registry, once; scripts/install-claude prints the binary's path.

@@ -253,6 +253,10 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 			if r.Agents[n].Status != loop.Reported {
 				continue
 			}
+			if last != nil && last.review != nil && last.review.Reviewer == n {
+				reports = append(reports, *last.review) // just validated: no need to read it back
+				continue
+			}
 			data, err := os.ReadFile(filepath.Join(dir, n+".json"))
 			if err != nil {
 				return fmt.Errorf("read %s's report: %w", n, err)

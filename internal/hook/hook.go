@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 
 	"github.com/tidwall/gjson"
 )
@@ -41,7 +40,21 @@ type Payload struct {
 	Background     []Task
 }
 
-var sessionPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// validSession reports whether id can name a file under .whetstone/sessions:
+// 1–128 characters of [A-Za-z0-9._-], not starting with '.' or '-'. A plain
+// loop, not a regexp: compiling one costs every hook process half a millisecond.
+func validSession(id string) bool {
+	if id == "" || len(id) > 128 || id[0] == '.' || id[0] == '-' || id[0] == '_' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Read decodes a payload. It reads only what it needs with gjson: hooks run
 // on every tool call and must not pay for a full decode.
@@ -65,26 +78,43 @@ func Parse(raw []byte) (Payload, error) {
 	if !root.IsObject() {
 		return Payload{}, errors.New("hook payload is not a JSON object")
 	}
-	get := func(k string) string { return root.Get(k).String() }
-	p := Payload{
-		Raw:            raw,
-		Event:          get("hook_event_name"),
-		SessionID:      get("session_id"),
-		Cwd:            get("cwd"),
-		AgentID:        get("agent_id"),
-		AgentType:      get("agent_type"),
-		ToolName:       get("tool_name"),
-		ToolInput:      root.Get("tool_input"),
-		Prompt:         get("prompt"),
-		Source:         get("source"),
-		LastMessage:    get("last_assistant_message"),
-		TranscriptPath: get("agent_transcript_path"),
-		StopHookActive: root.Get("stop_hook_active").Bool(),
-	}
-	for _, t := range root.Get("background_tasks").Array() {
-		p.Background = append(p.Background, Task{ID: t.Get("id").String(), Status: t.Get("status").String(), AgentType: t.Get("agent_type").String()})
-	}
-	if !sessionPattern.MatchString(p.SessionID) {
+	// One pass over the top-level keys: a SubagentStop payload carries the
+	// reviewer's whole report, and a Get per field would rescan it each time.
+	p := Payload{Raw: raw}
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "hook_event_name":
+			p.Event = v.String()
+		case "session_id":
+			p.SessionID = v.String()
+		case "cwd":
+			p.Cwd = v.String()
+		case "agent_id":
+			p.AgentID = v.String()
+		case "agent_type":
+			p.AgentType = v.String()
+		case "tool_name":
+			p.ToolName = v.String()
+		case "tool_input":
+			p.ToolInput = v
+		case "prompt":
+			p.Prompt = v.String()
+		case "source":
+			p.Source = v.String()
+		case "last_assistant_message":
+			p.LastMessage = v.String()
+		case "agent_transcript_path":
+			p.TranscriptPath = v.String()
+		case "stop_hook_active":
+			p.StopHookActive = v.Bool()
+		case "background_tasks":
+			for _, t := range v.Array() {
+				p.Background = append(p.Background, Task{ID: t.Get("id").String(), Status: t.Get("status").String(), AgentType: t.Get("agent_type").String()})
+			}
+		}
+		return true
+	})
+	if !validSession(p.SessionID) {
 		return p, fmt.Errorf("hook payload has no usable session_id (got %q)", p.SessionID)
 	}
 	return p, nil

@@ -85,14 +85,19 @@ func Merge(ledger []Entry, reports []Report, p Policy) ([]Entry, []Merged) {
 		byID[e.ID] = i
 	}
 	matched := make([]bool, len(next))
+	titles := make([][]string, len(next))
+	for i, e := range next {
+		titles[i] = words(e.Title)
+	}
 	round := make([]Merged, 0, len(clusters))
 	for _, c := range clusters {
-		i := match(next, byKey, byID, matched, c)
+		i := match(titles, next, byKey, byID, matched, c)
 		m := Merged{Reviewers: c.reviewers, Finding: c.rep}
 		if i < 0 {
 			next = append(next, Entry{ID: fmt.Sprintf("F-%04d", len(next)+1), First: p.Iteration})
 			i = len(next) - 1
 			matched = append(matched, true)
+			titles = append(titles, nil)
 			m.New = true
 		}
 		e := &next[i]
@@ -215,7 +220,7 @@ func better(a, b Finding) bool {
 // match finds the ledger entry a round's finding is a new sighting of: the
 // one it names as prior, or the most similar one in the same file and
 // category. It returns -1 for a finding never seen before.
-func match(ledger []Entry, byKey map[string][]int, byID map[string]int, matched []bool, g *group) int {
+func match(titles [][]string, ledger []Entry, byKey map[string][]int, byID map[string]int, matched []bool, g *group) int {
 	if i, ok := byID[g.rep.Prior]; ok && !matched[i] {
 		matched[i] = true
 		return i
@@ -227,7 +232,7 @@ func match(ledger []Entry, byKey map[string][]int, byID map[string]int, matched 
 			continue
 		}
 		e := ledger[i]
-		sim := similarity(w, words(e.Title))
+		sim := similarity(w, titles[i])
 		near := abs(e.Line-g.rep.Line) <= 10
 		if (sim >= 0.6 || (near && sim >= 0.3)) && sim > bestSim {
 			best, bestSim = i, sim

@@ -47,6 +47,16 @@ type Expect struct {
 	Known    map[string]bool // ids that exist in the run; nil accepts any well-formed id
 }
 
+// resolved returns exp with Root's symlinks resolved once, not per finding.
+func (exp Expect) resolved() Expect {
+	if exp.Root != "" {
+		if real, err := filepath.EvalSymlinks(exp.Root); err == nil {
+			exp.Root = real
+		}
+	}
+	return exp
+}
+
 var idPattern = regexp.MustCompile(`^F-[0-9]{4,}$`)
 
 // checker walks a decoded JSON value and collects problems with their paths.
@@ -68,6 +78,21 @@ func decode(raw []byte) (map[string]any, Problems) {
 		return nil, Problems{{"$", "must be a JSON object"}}
 	}
 	return obj, nil
+}
+
+// exact flags keys that differ from a known key only in case: Go's JSON
+// decoding would fold them onto the checked field and let them override it.
+func (c *checker) exact(obj map[string]any, path string, known ...string) {
+	for k := range obj {
+		if slices.Contains(known, k) {
+			continue
+		}
+		for _, want := range known {
+			if strings.EqualFold(k, want) {
+				c.add(path+"."+k, "unknown key; keys are case-sensitive (did you mean %q?)", want)
+			}
+		}
+	}
 }
 
 func (c *checker) str(obj map[string]any, path, key string, required bool, max int) string {
@@ -169,7 +194,9 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 	if ps != nil {
 		return Report{}, ps
 	}
+	exp = exp.resolved()
 	var c checker
+	c.exact(obj, "$", "schema", "reviewer", "verdict", "findings", "fix_checks")
 	c.schema(obj, SchemaReview)
 	if r := c.str(obj, "$", "reviewer", true, 64); r != "" && exp.Reviewer != "" && r != exp.Reviewer {
 		c.add("$.reviewer", "must be %q, the name of this reviewer (got %q)", exp.Reviewer, r)
@@ -193,6 +220,7 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 	for i, fc := range checks {
 		p := fmt.Sprintf("$.fix_checks[%d]", i)
 		if o := c.object(fc, p); o != nil {
+			c.exact(o, p, "id", "status", "note")
 			c.id(o, p, exp)
 			c.enum(o, p, "status", "fixed", "not_fixed", "partially_fixed")
 			c.str(o, p, "note", false, MaxTextLen)
@@ -219,6 +247,7 @@ func (c *checker) finding(v any, p string, exp Expect) {
 	if o == nil {
 		return
 	}
+	c.exact(o, p, "severity", "confidence", "category", "file", "line", "end_line", "title", "description", "evidence", "suggestion", "rule", "prior")
 	c.enum(o, p, "severity", Severities...)
 	if n, ok := c.integer(o, p, "confidence", true); ok && (n < 0 || n > 100) {
 		c.add(p+".confidence", "must be between 0 and 100 (got %d)", n)
@@ -260,16 +289,13 @@ func outside(root, file string) string {
 	if root == "" {
 		return ""
 	}
-	// A symlink inside the project may still point out of it.
+	// A symlink inside the project may still point out of it. root has its
+	// own symlinks resolved already (Expect.resolved).
 	real, err := filepath.EvalSymlinks(filepath.Join(root, clean))
 	if err != nil {
 		return "" // a finding may name a deleted file
 	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		realRoot = root
-	}
-	if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
 		return fmt.Sprintf("resolves outside the project (got %q)", file)
 	}
 	return ""
@@ -281,7 +307,9 @@ func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 	if ps != nil {
 		return FixReport{}, ps
 	}
+	exp = exp.resolved()
 	var c checker
+	c.exact(obj, "$", "schema", "results")
 	c.schema(obj, SchemaFix)
 	seen := map[string]bool{}
 	for i, v := range c.array(obj, "$", "results", true) {
@@ -290,6 +318,7 @@ func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 		if o == nil {
 			continue
 		}
+		c.exact(o, p, "id", "status", "note", "files")
 		id := c.id(o, p, exp)
 		if seen[id] && id != "" {
 			c.add(p+".id", "%s has more than one result", id)
@@ -337,11 +366,13 @@ func ValidateValidation(raw []byte, exp Expect) (ValidationReport, Problems) {
 		return ValidationReport{}, ps
 	}
 	var c checker
+	c.exact(obj, "$", "schema", "results")
 	c.schema(obj, SchemaValidation)
 	seen := map[string]bool{}
 	for i, v := range c.array(obj, "$", "results", true) {
 		p := fmt.Sprintf("$.results[%d]", i)
 		if o := c.object(v, p); o != nil {
+			c.exact(o, p, "id", "status", "note")
 			seen[c.id(o, p, exp)] = true
 			c.enum(o, p, "status", "confirmed", "disproved", "uncertain")
 			c.str(o, p, "note", false, MaxTextLen)

@@ -45,6 +45,13 @@ func (s Store) Update(fn func(old []byte) ([]byte, error)) error {
 		return err
 	}
 	defer unlock()
+	// A writer killed between creating its temp file and renaming it leaves
+	// the temp behind; under the lock no other writer of Path is running.
+	if stale, _ := filepath.Glob(filepath.Join(filepath.Dir(s.Path), "."+filepath.Base(s.Path)+".tmp-*")); len(stale) > 0 {
+		for _, f := range stale {
+			_ = os.Remove(f)
+		}
+	}
 	old, err := os.ReadFile(s.Path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", s.Path, err)
