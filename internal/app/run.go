@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -240,32 +241,53 @@ func parseReport(proj Project, r *loop.Run, name, msg string) (*report, error) {
 	return &rep, nil
 }
 
+// readReports loads the reports of a complete review round. The report that
+// completed it was just validated and is used as is; the others are decoded
+// in parallel, since decoding is most of a large round's cost.
+func (a *App) readReports(dir string, r *loop.Run, last *report) ([]review.Report, error) {
+	var names []string
+	for _, n := range r.Expected {
+		if r.Agents[n].Status == loop.Reported {
+			names = append(names, n)
+		}
+	}
+	reports := make([]review.Report, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		if last != nil && last.review != nil && last.review.Reviewer == n {
+			reports[i] = *last.review
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, err := os.ReadFile(filepath.Join(dir, n+".json"))
+			if err == nil {
+				err = json.Unmarshal(data, &reports[i])
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("read %s's report: %w", n, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return reports, errors.Join(errs...)
+}
+
 // conclude moves a complete phase on and writes what the transition produced.
 func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) error {
 	dir := filepath.Join(proj.runDir(r.ID), fmt.Sprintf("iter-%d", r.Iteration))
 	iteration := r.Iteration
 	switch r.Phase {
 	case loop.Review:
-		var reports []review.Report
 		statuses := map[string]string{}
 		for _, n := range r.Expected {
 			statuses[n] = r.Agents[n].Status
-			if r.Agents[n].Status != loop.Reported {
-				continue
-			}
-			if last != nil && last.review != nil && last.review.Reviewer == n {
-				reports = append(reports, *last.review) // just validated: no need to read it back
-				continue
-			}
-			data, err := os.ReadFile(filepath.Join(dir, n+".json"))
-			if err != nil {
-				return fmt.Errorf("read %s's report: %w", n, err)
-			}
-			var rv review.Report
-			if err := json.Unmarshal(data, &rv); err != nil {
-				return fmt.Errorf("read %s's report: %w", n, err)
-			}
-			reports = append(reports, rv)
+		}
+		reports, err := a.readReports(dir, r, last)
+		if err != nil {
+			return err
 		}
 		round, rule := r.ConcludeReview(reports, now)
 		if err := a.writeVerdict(dir, r, iteration, statuses, round, rule); err != nil {
