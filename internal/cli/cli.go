@@ -120,7 +120,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				Usage: "print the latest run's report",
 				Flags: []urfave.Flag{&urfave.StringFlag{Name: "format", Value: "md", Usage: "md or json"}, runFlag},
 				Action: func(c *urfave.Context) error {
-					proj, r, err := pickRun(c.String("run"), false)
+					_, r, err := pickRun(c.String("run"), false)
 					if err != nil {
 						return err
 					}
@@ -134,7 +134,6 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					default:
 						return exitError{2, fmt.Errorf("report: --format must be md or json (got %q)", c.String("format"))}
 					}
-					_ = proj
 					return err
 				},
 			},
