@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/shell"
@@ -41,7 +42,7 @@ func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
 		}
 	}
 	proj := Project{Root: FindRoot(cwd)}
-	if event == "user-prompt-submit" && isCommand(p.Prompt) {
+	if event == "user-prompt-submit" && config.IsCommand(p.Prompt) {
 		return a.startRun(proj, p)
 	}
 	id := proj.RunOf(p.SessionID)

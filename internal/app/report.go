@@ -32,14 +32,8 @@ func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[
 		Findings: round, Blocking: []string{}, Decision: rule, Next: r.Phase}
 	v.Verdict = review.Approve
 	for _, m := range round {
-		switch {
-		case m.Status == review.StatusDisproved:
-		case m.Severity == "critical" && m.Confidence >= r.Settings.ConfidenceThreshold:
-			v.Verdict = review.Block
-		case m.Blocking && v.Verdict != review.Block:
-			v.Verdict = review.RequestChanges
-		case v.Verdict == review.Approve:
-			v.Verdict = review.ApproveWithNotes
+		if m.Status != review.StatusDisproved {
+			v.Verdict = review.Worst(v.Verdict, review.Judge(m.Severity, m.Confidence, r.Settings.ConfidenceThreshold, m.Blocking))
 		}
 		if m.Blocking {
 			v.Blocking = append(v.Blocking, m.ID)

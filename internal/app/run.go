@@ -21,8 +21,6 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
-func isCommand(prompt string) bool { return config.IsCommand(prompt) }
-
 // startRun handles /whetstone:review: it resumes the session's active run,
 // or creates one, and answers with the first phase's instructions. Bad
 // flags or configuration refuse the prompt with a message; no run is made.

@@ -308,16 +308,8 @@ func (r *Run) Blocking() []review.Entry {
 func (r *Run) verdict() string {
 	verdict := review.Approve
 	for _, e := range r.Findings {
-		if !e.Open() {
-			continue
-		}
-		switch {
-		case e.Severity == "critical" && e.Confidence >= r.Settings.ConfidenceThreshold:
-			return review.Block
-		case e.Blocking:
-			verdict = review.RequestChanges
-		case verdict == review.Approve:
-			verdict = review.ApproveWithNotes
+		if e.Open() {
+			verdict = review.Worst(verdict, review.Judge(e.Severity, e.Confidence, r.Settings.ConfidenceThreshold, e.Blocking))
 		}
 	}
 	if (verdict == review.Approve || verdict == review.ApproveWithNotes) && (r.Rounds == 0 || len(r.Failed()) > 0) {
