@@ -4,7 +4,7 @@ GO ?= go
 CACHE ?= $(CURDIR)/.cache
 export WHETSTONE_CACHE := $(CACHE)
 
-.PHONY: build test unit e2e fuzz bench demo claude clean
+.PHONY: build test unit e2e fuzz bench demo claude clean generate
 
 build: bin/whetstone
 
@@ -42,6 +42,11 @@ bench: build
 
 demo: build
 	c=$$(./scripts/install-claude) && WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo
+
+# generate rewrites agents/*.md from internal/brief/src (a test fails when
+# the committed files differ).
+generate:
+	$(GO) run ./cmd/genagents
 
 clean:
 	rm -rf bin

@@ -15,7 +15,8 @@ import (
 )
 
 // The sample project: Sum is correct in the base commit; the uncommitted
-// change plants an off-by-one.
+// change plants an off-by-one and adds Mean. Max (lines 17-26 after the
+// change) is old code the change does not touch.
 var (
 	baseFiles = map[string]string{
 		"go.mod": "module example.com/calc\n\ngo 1.22\n",
@@ -28,6 +29,17 @@ func Sum(xs []int) int {
 		total += xs[i]
 	}
 	return total
+}
+
+// Max returns the largest element of xs.
+func Max(xs []int) int {
+	best := 0
+	for _, x := range xs {
+		if x > best {
+			best = x
+		}
+	}
+	return best
 }
 `,
 	}
@@ -46,6 +58,17 @@ func Sum(xs []int) int {
 // Mean is the average of xs.
 func Mean(xs []int) int {
 	return Sum(xs) / len(xs)
+}
+
+// Max returns the largest element of xs.
+func Max(xs []int) int {
+	best := 0
+	for _, x := range xs {
+		if x > best {
+			best = x
+		}
+	}
+	return best
 }
 `,
 	}

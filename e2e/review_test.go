@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -52,6 +54,17 @@ func (s *session) reviewerCalls() []reviewerCall {
 		var it int
 		fmt.Sscan(m[2], &it)
 		out = append(out, reviewerCall{exchange: x, reviewer: m[3], iteration: it})
+	}
+	return out
+}
+
+// subagentCalls returns the model calls of one agent type.
+func (s *session) subagentCalls(agentType string) []exchange {
+	var out []exchange
+	for _, x := range s.requests() {
+		if x.req.IsSubagent() && x.req.Agent() == agentType {
+			out = append(out, x)
+		}
 	}
 	return out
 }
@@ -183,7 +196,7 @@ func TestTwoIterationsForeground(t *testing.T) {
 	e := setup(t)
 	r := newRepo(t, baseFiles, changedFiles)
 	s := newSession(t, e, r, fakemodel.Whetstone{
-		Foreground: true, Findings: criticFindsOnce, Fixes: fixOnce, ReviewerDelay: 500 * time.Millisecond,
+		Findings: criticFindsOnce, Fixes: fixOnce, ReviewerDelay: 500 * time.Millisecond,
 	}.Script())
 	st := s.claude("/whetstone:review")
 
@@ -197,12 +210,104 @@ func TestTwoIterationsForeground(t *testing.T) {
 	wantSummary(t, st, "DONE")
 }
 
-// TestTwoIterationsBackground: the same loop with background agents, the
-// Claude Code default (scenario b).
-func TestTwoIterationsBackground(t *testing.T) {
+// TestReviewersSeeTheChange: what the agents receive is right. Two
+// reviewers report the off-by-one under different categories and wordings,
+// so one finding reaches the fixer; a finding on Max, which the change does
+// not touch, is pre_existing and blocks nothing; every report is wrapped in
+// prose full of Go braces and is accepted the first time; the reviewers'
+// prompts name the diff, and the diff holds the change.
+func TestReviewersSeeTheChange(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	r := newRepo(t, baseFiles, changedFiles)
+	sameBug := fakemodel.Finding{Severity: "medium", Category: "tests", File: "calc.go", Line: 7,
+		Title: "Loop in Sum skips the first element xs[0]", Description: "i starts at 1."}
+	oldBug := fakemodel.Finding{Severity: "high", Category: "correctness", File: "calc.go", Line: 25,
+		Title: "Max returns 0 when every element is negative", Description: "best starts at 0."}
+	s := newSession(t, e, r, fakemodel.Whetstone{
+		GoProse: true, Fixes: fixOnce,
+		Findings: func(reviewer string, iteration int) []fakemodel.Finding {
+			switch {
+			case reviewer == "critic" && iteration == 1:
+				return []fakemodel.Finding{offByOne, oldBug}
+			case reviewer == "critic":
+				return []fakemodel.Finding{oldBug}
+			case reviewer == "silent-failure-hunter" && iteration == 1:
+				return []fakemodel.Finding{sameBug}
+			}
+			return nil
+		},
+	}.Script())
+	st := s.claude("/whetstone:review")
+
+	run := wantRun(t, r, "done", "", "APPROVE_WITH_NOTES", 2)
+	wantFiles(t, r, run, "iter-1/diff.patch", "iter-2/diff.patch", "iter-2/fix.patch")
+	var v struct {
+		Findings []struct {
+			ID          string   `json:"id"`
+			Title       string   `json:"title"`
+			Blocking    bool     `json:"blocking"`
+			PreExisting bool     `json:"pre_existing"`
+			Reviewers   []string `json:"reviewers"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(r.read(runFile(run, "iter-1/verdict.json"))), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Findings) != 2 {
+		t.Fatalf("iteration 1 has %d findings, want 2 (the off-by-one once, the Max bug): %+v", len(v.Findings), v.Findings)
+	}
+	for _, f := range v.Findings {
+		switch f.Title {
+		case offByOne.Title:
+			if !f.Blocking || f.PreExisting || strings.Join(f.Reviewers, ",") != "critic,silent-failure-hunter" {
+				t.Errorf("the off-by-one = %+v, want blocking, in the change, raised by critic and silent-failure-hunter", f)
+			}
+		case oldBug.Title:
+			if f.Blocking || !f.PreExisting {
+				t.Errorf("the Max finding = %+v, want pre_existing and not blocking", f)
+			}
+		default:
+			t.Errorf("unexpected finding %+v", f)
+		}
+	}
+	for _, c := range s.subagentCalls("whetstone:fixer") {
+		if ids := fixerIDs.FindAllString(c.req.FirstUserText(), -1); len(ids) != 1 {
+			t.Errorf("the fixer was asked to fix %v, want exactly one finding", ids)
+		}
+	}
+	for _, c := range s.reviewerCalls() {
+		if fb := c.req.StopFeedback(); len(fb) > 0 {
+			t.Errorf("%s's report (iteration %d) was sent back: %s", c.reviewer, c.iteration, fb[0])
+		}
+		prompt := c.req.FirstUserText()
+		if want := fmt.Sprintf("iter-%d/diff.patch", c.iteration); !strings.Contains(prompt, want) {
+			t.Errorf("%s's prompt does not name %s:\n%s", c.reviewer, want, prompt)
+		}
+		if c.iteration == 2 && !strings.Contains(prompt, "iter-2/fix.patch") {
+			t.Errorf("%s's iteration 2 prompt does not name fix.patch:\n%s", c.reviewer, prompt)
+		}
+	}
+	if d := r.read(runFile(run, "iter-1/diff.patch")); !strings.Contains(d, "+\tfor i := 1; i < len(xs); i++ {") || !strings.Contains(d, "+func Mean") {
+		t.Errorf("iter-1/diff.patch does not hold the change:\n%s", d)
+	}
+	if d := r.read(runFile(run, "iter-2/fix.patch")); !strings.Contains(d, "-\tfor i := 1;") || !strings.Contains(d, "+\tfor i := 0;") || strings.Contains(d, "Mean") {
+		t.Errorf("iter-2/fix.patch is not exactly the fixer's edit:\n%s", d)
+	}
+	wantBackgrounded(t, st, false)
+}
+
+var fixerIDs = regexp.MustCompile(`(?m)^- F-\d{4}`)
+
+// TestTwoIterationsBackground: the same loop with background agents
+// (whetstone.json "background": true; the orchestrator copies the dispatch
+// lines unchanged) (scenario b).
+func TestTwoIterationsBackground(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	base := maps.Clone(baseFiles)
+	base["whetstone.json"] = `{"background": true}` + "\n"
+	r := newRepo(t, base, changedFiles)
 	s := newSession(t, e, r, fakemodel.Whetstone{Findings: criticFindsOnce, Fixes: fixOnce, ReviewerDelay: 500 * time.Millisecond}.Script())
 	st := s.claude("/whetstone:review")
 
@@ -224,7 +329,7 @@ func TestMalformedReportIsSentBack(t *testing.T) {
 	e := setup(t)
 	r := newRepo(t, baseFiles, changedFiles)
 	s := newSession(t, e, r, fakemodel.Whetstone{
-		Foreground: true, Findings: criticFindsOnce, Fixes: fixOnce,
+		Findings: criticFindsOnce, Fixes: fixOnce,
 		Malformed: func(reviewer string, iteration int) bool { return reviewer == "critic" && iteration == 1 },
 	}.Script())
 	s.claude("/whetstone:review")
@@ -335,7 +440,6 @@ func TestStopsAtMaxIterations(t *testing.T) {
 	divByZero := fakemodel.Finding{Severity: "high", Category: "error-handling", File: "calc.go", Line: 14,
 		Title: "Mean divides by zero on an empty slice", Description: "len(xs) is 0 for an empty slice."}
 	s := newSession(t, e, r, fakemodel.Whetstone{
-		Foreground: true,
 		Findings: func(reviewer string, iteration int) []fakemodel.Finding {
 			if reviewer != "critic" {
 				return nil
@@ -362,7 +466,6 @@ func TestStopsWhenStalled(t *testing.T) {
 	e := setup(t)
 	r := newRepo(t, baseFiles, changedFiles)
 	s := newSession(t, e, r, fakemodel.Whetstone{
-		Foreground: true,
 		Findings: func(reviewer string, iteration int) []fakemodel.Finding {
 			if reviewer != "critic" {
 				return nil
@@ -425,7 +528,7 @@ func TestResumeAndSecondSession(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	r := newRepo(t, baseFiles, changedFiles)
-	w := fakemodel.Whetstone{Foreground: true, Findings: criticFindsOnce, Fixes: fixOnce}
+	w := fakemodel.Whetstone{Findings: criticFindsOnce, Fixes: fixOnce}
 	script := w.Script()
 	// The second, unrelated session edits a README; the review session
 	// follows the whetstone scenario.

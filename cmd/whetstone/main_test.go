@@ -38,6 +38,13 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_AUTHOR_EMAIL", "t@example.org")
 			env.Setenv("GIT_COMMITTER_NAME", "t")
 			env.Setenv("GIT_COMMITTER_EMAIL", "t@example.org")
+			// Fixed dates and branch name make commit ids, and so the
+			// context.json files the scripts compare, the same on every run.
+			env.Setenv("GIT_AUTHOR_DATE", "2026-11-20T09:00:00Z")
+			env.Setenv("GIT_COMMITTER_DATE", "2026-11-20T09:00:00Z")
+			env.Setenv("GIT_CONFIG_COUNT", "1")
+			env.Setenv("GIT_CONFIG_KEY_0", "init.defaultBranch")
+			env.Setenv("GIT_CONFIG_VALUE_0", "main")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

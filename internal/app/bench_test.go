@@ -113,7 +113,7 @@ func bigReport(name string, n int) []byte {
 			title = fmt.Sprintf("%s sees a distinct problem %d in handling of input data", name, i)
 		}
 		findings[i] = map[string]any{
-			"severity": severities[i%len(severities)], "confidence": 60 + i%41, "category": categories[(i/20)%len(categories)],
+			"severity": severities[i%len(severities)], "confidence": 80 + i%21, "category": categories[i%len(categories)],
 			"file": fmt.Sprintf("internal/pkg%d/file%02d.go", i%4, i%20), "line": 10 + 3*i, "end_line": 12 + 3*i,
 			"title": title, "description": strings.Repeat("What is wrong and why it matters. ", 6),
 			"evidence": "if err := f.Close(); err != nil { /* ignored */ }", "suggestion": "Return the error to the caller.",
@@ -124,7 +124,7 @@ func bigReport(name string, n int) []byte {
 }
 
 // BenchmarkConcludeReview is the SubagentStop that completes a review of
-// five reviewers × 200 findings: extract and validate the last report,
+// five reviewers × 10 findings (the most a report may hold): extract and validate the last report,
 // store it, read the other four, merge 1000 findings, move the run to the
 // fix phase and write verdict.json, state.json and analytics. The run
 // directory is restored before each iteration, outside the timer.
@@ -133,7 +133,7 @@ func BenchmarkConcludeReview(b *testing.B) {
 	const session = "c0c0c000-0000-4000-8000-000000000000"
 	dir := benchProject(b, a, session, "/whetstone:review --reviewers "+strings.Join(coreReviewers, ","))
 	stop := func(name string) []byte {
-		msg := "Review done.\n\n```json\n" + string(bigReport(name, 200)) + "\n```\n"
+		msg := "Review done.\n\n```json\n" + string(bigReport(name, review.MaxReportFindings)) + "\n```\n"
 		return stopPayload(b, session, dir, "whetstone:"+name, "agent-"+name, msg)
 	}
 	for _, n := range coreReviewers {

@@ -46,17 +46,24 @@ func payload(t testing.TB, fields map[string]any) []byte {
 	return data
 }
 
-// newProject makes a git repository with one uncommitted file, so a review
-// has a change to look at.
+// newProject makes a git repository with one commit and one uncommitted
+// file, so a review has a change to look at.
 func newProject(t testing.TB, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "--allow-empty", "-m", "base"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The reports name files the change does not touch; they must still
+	// block, so that a round with findings goes on to the fix phase.
+	if err := os.WriteFile(filepath.Join(dir, "whetstone.json"), []byte(`{"pre_existing_blocks": true}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -80,7 +87,7 @@ func reviewReport(t testing.TB, name, agentID string, findings int) string {
 	if !slices.Contains(cleanReviewers, name) {
 		for i := 0; i < findings; i++ {
 			list = append(list, map[string]any{
-				"severity": "high", "confidence": 90, "category": name, "file": fmt.Sprintf("src/%s/file%d.go", name, i%20),
+				"severity": "high", "confidence": 90, "category": "correctness", "file": fmt.Sprintf("src/%s/file%d.go", name, i%20),
 				"line": 10 + 7*i, "end_line": 12 + 7*i, "title": fmt.Sprintf("%s problem number %d in this code", name, i),
 				"description": "reported by " + agentID, "evidence": "see the code", "suggestion": "fix it",
 			})
@@ -221,7 +228,7 @@ func checkOneTransition(t testing.TB, dir, runID string) {
 	for _, f := range files {
 		names = append(names, f.Name())
 	}
-	want := []string{"verdict.json"}
+	want := []string{"diff.patch", "verdict.json"}
 	for _, n := range allReviewers {
 		want = append(want, n+".json")
 	}

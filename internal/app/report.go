@@ -33,7 +33,7 @@ func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[
 	v.Verdict = review.Approve
 	for _, m := range round {
 		if m.Status != review.StatusDisproved {
-			v.Verdict = review.Worst(v.Verdict, review.Judge(m.Severity, m.Confidence, r.Settings.ConfidenceThreshold, m.Blocking))
+			v.Verdict = review.Worst(v.Verdict, review.Judge(m.Severity, m.Confidence, r.Settings.ConfidenceThreshold, m.Blocking, m.PreExisting))
 		}
 		if m.Blocking {
 			v.Blocking = append(v.Blocking, m.ID)

@@ -2,9 +2,11 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,12 +23,18 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
+// detectTimeout bounds choosing the change and running the signal checks,
+// well below the UserPromptSubmit hook's timeout (hooks/hooks.json: 120 s).
+const detectTimeout = 90 * time.Second
+
 // startRun handles /whetstone:review: it resumes the session's active run,
 // or creates one, and answers with the first phase's instructions. Bad
-// flags or configuration refuse the prompt with a message; no run is made.
+// flags, bad configuration or a change that cannot be reviewed refuse the
+// prompt with one sentence, and leave nothing behind: the change is chosen
+// before anything under .whetstone/ is written.
 func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	refuse := func(err error) (*hook.Response, error) {
-		return hook.Block(fmt.Sprintf("whetstone: %v. No review was started.", err)), nil
+		return hook.Block(fmt.Sprintf("whetstone: %v. No review was started.", strings.TrimSuffix(err.Error(), "."))), nil
 	}
 	args, err := config.ParseArgs(p.Prompt)
 	if err != nil {
@@ -39,6 +47,21 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	settings, err := config.Resolve(file, args)
 	if err != nil {
 		return refuse(err)
+	}
+	if r := a.resumable(proj, p.SessionID); r != nil && !args.Restart {
+		return hook.Context("UserPromptSubmit", "Resuming the whetstone run already active in this session (use --restart for a new one).\n"+r.Instructions()), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+	defer cancel()
+	change, patch, err := scope.Detect(ctx, proj.Root, config.ScopeRequest(file, args))
+	if err != nil {
+		return refuse(err)
+	}
+	if err := os.MkdirAll(proj.dir(), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", proj.dir(), err)
+	}
+	if err := writeIfMissing(proj.dir(".gitignore"), "*\n"); err != nil {
+		return nil, err
 	}
 	var resp *hook.Response
 	sessions := state.Store{Path: proj.sessionFile(p.SessionID)}
@@ -61,18 +84,16 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 				}
 			}
 		}
-		ctx := scope.Detect(proj.Root, args.Scope, file.Triage)
-		if len(ctx.Files) == 0 && ctx.Scope == "" {
-			return nil, fmt.Errorf("nothing to review: no uncommitted changes and no last commit to compare with; name what to review after %s", config.Command)
-		}
-		if file.MaxFiles > 0 && len(ctx.Files) > file.MaxFiles {
-			return nil, fmt.Errorf("the change touches %d files, more than max_files (%d) in %s; name a narrower scope", len(ctx.Files), file.MaxFiles, config.FileName)
-		}
-		r, err := a.create(proj, p.SessionID, settings, config.Roster(settings, file, ctx.Signals), ctx)
+		r, err := a.create(proj, p.SessionID, settings, config.Roster(settings, file, change.Specialists), change, patch)
 		if err != nil {
 			return nil, err
 		}
-		resp = hook.Context("UserPromptSubmit", fmt.Sprintf("whetstone started review run %s (depth %s, %d reviewer(s), %d changed file(s)).\n%s", r.ID, settings.Depth, len(r.Roster), len(ctx.Files), r.Instructions()))
+		skipped := ""
+		if n := len(change.Skipped); n > 0 {
+			skipped = fmt.Sprintf(", %d skipped by triage", n)
+		}
+		resp = hook.Context("UserPromptSubmit", fmt.Sprintf("whetstone started review run %s (depth %s, %s, %s%s): %s.\n%s",
+			r.ID, settings.Depth, plural(len(r.Roster), "reviewer"), plural(len(change.Files), "changed file"), skipped, change.Description, r.Instructions()))
 		return []byte(r.ID + "\n"), nil
 	})
 	if err != nil {
@@ -81,15 +102,32 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	return resp, nil
 }
 
-// create makes a new run directory and its first state. Run ids are the
-// session's first eight characters and a sequence number; os.Mkdir claims
-// one atomically.
-func (a *App) create(proj Project, session string, s loop.Settings, roster []string, ctx scope.Context) (*loop.Run, error) {
+// resumable returns the session's active run, read without the lock, or nil.
+func (a *App) resumable(proj Project, session string) *loop.Run {
+	id := proj.RunOf(session)
+	if id == "" {
+		return nil
+	}
+	r, err := proj.Load(id)
+	if err != nil || !r.Active() {
+		return nil
+	}
+	return r
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// create makes a new run directory with its context, the first iteration's
+// diff and the first state. Run ids are the session's first eight
+// characters and a sequence number; os.Mkdir claims one atomically.
+func (a *App) create(proj Project, session string, s loop.Settings, roster []string, change scope.Context, patch []byte) (*loop.Run, error) {
 	if err := os.MkdirAll(proj.dir("runs"), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", proj.dir("runs"), err)
-	}
-	if err := writeIfMissing(proj.dir(".gitignore"), "*\n"); err != nil {
-		return nil, err
 	}
 	prefix := session[:min(8, len(session))]
 	var id string
@@ -103,7 +141,8 @@ func (a *App) create(proj Project, session string, s loop.Settings, roster []str
 			return nil, fmt.Errorf("create run directory: %w", err)
 		}
 	}
-	if err := writeFile(filepath.Join(proj.runDir(id), "context.json"), marshal(ctx)); err != nil {
+	dir := proj.runDir(id)
+	if err := writeRound(dir, change, patch, nil); err != nil {
 		return nil, err
 	}
 	r := loop.New(id, session, s, roster, a.Now())
@@ -111,7 +150,106 @@ func (a *App) create(proj Project, session string, s loop.Settings, roster []str
 	if err != nil {
 		return nil, err
 	}
-	return r, writeFile(filepath.Join(proj.runDir(id), "state.json"), data)
+	return r, writeFile(filepath.Join(dir, "state.json"), data)
+}
+
+// writeRound writes what the reviewers of one iteration read: context.json
+// (rewritten for every iteration), iter-N/diff.patch and, from iteration 2,
+// iter-N/fix.patch.
+func writeRound(dir string, change scope.Context, diff, fix []byte) error {
+	iter := filepath.Join(dir, fmt.Sprintf("iter-%d", change.Iteration))
+	if err := os.MkdirAll(iter, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", iter, err)
+	}
+	if err := writeFile(filepath.Join(iter, "diff.patch"), diff); err != nil {
+		return err
+	}
+	if change.Iteration > 1 {
+		if err := writeFile(filepath.Join(iter, "fix.patch"), fix); err != nil {
+			return err
+		}
+	}
+	return writeFile(filepath.Join(dir, "context.json"), marshal(change))
+}
+
+// maxContextBytes bounds reading context.json back.
+const maxContextBytes = 64 << 20
+
+// loadContext reads a run's context.json.
+func loadContext(dir string) (scope.Context, error) {
+	var c scope.Context
+	data, err := readBounded(filepath.Join(dir, "context.json"), maxContextBytes)
+	if err == nil {
+		err = json.Unmarshal(data, &c)
+	}
+	if err != nil {
+		return c, fmt.Errorf("read the run's context.json: %w", err)
+	}
+	return c, nil
+}
+
+// readBounded reads a regular file of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return data, err
+}
+
+// nextRound prepares a new review iteration after the fixer (or a clean
+// round) finished: the working tree is snapshotted, and the new diff, the
+// fix's delta and the context are written. A change that can no longer be
+// computed stops the run as error; reviewing a stale diff would be worse.
+func (a *App) nextRound(proj Project, r *loop.Run) {
+	dir := proj.runDir(r.ID)
+	prev, err := loadContext(dir)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+		defer cancel()
+		var next scope.Context
+		var diff, fix []byte
+		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev); err == nil {
+			next.Iteration = r.Iteration
+			err = writeRound(dir, next, diff, fix)
+		}
+	}
+	if err != nil {
+		r.Stop(loop.Error, fmt.Sprintf("could not compute the change for iteration %d: %v", r.Iteration, err), a.Now())
+	}
+}
+
+// roundDiff is what a review round's merge needs from the change: which
+// lines the diff touches (pre-existing findings are judged from it) and how
+// the fixer's edits moved the previous round's lines.
+func roundDiff(dir string, iteration int, log io.Writer) review.Diff {
+	var d review.Diff
+	if c, err := loadContext(dir); err != nil || c.Iteration != iteration {
+		fmt.Fprintf(log, "no context for iteration %d (%v): every finding counts as in the change\n", iteration, err)
+	} else {
+		d.Touches = func(file string, line, end int) bool { return c.Touches(file, line, end, review.PreExistingMargin) }
+	}
+	if iteration > 1 {
+		fix, err := readBounded(filepath.Join(dir, fmt.Sprintf("iter-%d", iteration), "fix.patch"), maxContextBytes)
+		if err == nil {
+			if moved, err := scope.LineMap(fix); err == nil {
+				d.Moved = moved
+			}
+		}
+	}
+	return d
 }
 
 func writeIfMissing(path, content string) error {
@@ -205,7 +343,8 @@ func parseReport(proj Project, r *loop.Run, name, msg string) (*report, error) {
 	for _, e := range r.Blocking() {
 		required = append(required, e.ID)
 	}
-	exp := review.Expect{Reviewer: name, Root: proj.Root, Known: known, Required: required}
+	exp := review.Expect{Reviewer: name, Root: proj.Root, Known: known, Required: required,
+		FixChecks: r.FixChecks(name), Threshold: r.Settings.ConfidenceThreshold}
 	var rep report
 	var ps review.Problems
 	switch name {
@@ -287,7 +426,7 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 		if err != nil {
 			return err
 		}
-		round, rule := r.ConcludeReview(reports, now)
+		round, rule := r.ConcludeReview(reports, roundDiff(proj.runDir(r.ID), iteration, a.Log), now)
 		if err := a.writeVerdict(dir, r, iteration, statuses, round, rule); err != nil {
 			return err
 		}
@@ -304,6 +443,9 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 			f = last.fix
 		}
 		r.ConcludeFix(f, now)
+	}
+	if r.Phase == loop.Review && r.Iteration != iteration {
+		a.nextRound(proj, r)
 	}
 	if !r.Active() {
 		return a.finish(proj, r)

@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -236,9 +237,13 @@ func validate(path string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	raw, err := review.Extract(string(data))
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	// A file that is one JSON object is the report itself; anything else is
+	// a final message the report is extracted from, as the hook does.
+	raw := bytes.TrimSpace(data)
+	if !json.Valid(raw) || len(raw) == 0 || raw[0] != '{' {
+		if raw, err = review.Extract(string(data)); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	wd, _ := os.Getwd()
 	exp := review.Expect{Root: app.FindRoot(wd)}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
 // FileName is the project configuration file, meant to be committed.
@@ -50,8 +51,17 @@ type File struct {
 		Minutes int `json:"minutes"`
 		Tokens  int `json:"tokens"`
 	} `json:"budget"`
-	Triage   []string `json:"triage"`    // extra path patterns that count as changed-file signals
-	MaxFiles int      `json:"max_files"` // size gate: refuse a scope with more changed files
+	Triage struct {
+		Skip   []string `json:"skip"`   // globs never reviewed (listed in the report)
+		Deep   []string `json:"deep"`   // globs reviewed with extra care
+		Normal []string `json:"normal"` // globs that override the built-in skip and deep rules
+	} `json:"triage"`
+	Specialists       map[string][]string `json:"specialists"`         // path globs that call a specialist in
+	MaxFiles          int                 `json:"max_files"`           // size gate on changed files (default 100)
+	MaxDiffTokens     int                 `json:"max_diff_tokens"`     // size gate on the diff (default 100000)
+	PreExistingBlocks bool                `json:"pre_existing_blocks"` // findings outside the change may block
+	Checks            *bool               `json:"checks"`              // run build/vet/format signals before the first round (default true)
+	Background        bool                `json:"background"`          // dispatch agents in the background
 }
 
 // Load reads whetstone.json from root; a missing file is the zero File.
@@ -75,12 +85,25 @@ func Load(root string) (File, error) {
 			return f, fmt.Errorf("%s: reviewers: unknown reviewer %q (known: %s)", FileName, name, strings.Join(append(slices.Clone(Core), Specialists...), ", "))
 		}
 	}
+	for name := range f.Specialists {
+		if !slices.Contains(Specialists, name) {
+			return f, fmt.Errorf("%s: specialists: unknown specialist %q (known: %s)", FileName, name, strings.Join(Specialists, ", "))
+		}
+	}
+	if f.MaxFiles < 0 || f.MaxDiffTokens < 0 {
+		return f, fmt.Errorf("%s: max_files and max_diff_tokens must not be negative", FileName)
+	}
 	return f, nil
 }
 
 // Args is a parsed /whetstone:review command line.
 type Args struct {
-	Scope         string
+	Paths         []string // the scope words: paths or globs
+	Since         string   // --since REF
+	Staged        bool
+	Uncommitted   bool
+	LastCommit    bool
+	Force         bool // past the size gates
 	Depth         string
 	MaxIterations int
 	Reviewers     []string
@@ -102,11 +125,21 @@ func IsCommand(prompt string) bool {
 func ParseArgs(prompt string) (Args, error) {
 	var a Args
 	words := strings.Fields(strings.TrimPrefix(strings.TrimLeft(prompt, " \t\r\n"), Command))
-	var scope []string
+	noValue := func(name string, hasValue bool, set *bool) error {
+		if hasValue {
+			return fmt.Errorf("--%s takes no value", name)
+		}
+		*set = true
+		return nil
+	}
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		if !strings.HasPrefix(w, "--") {
-			scope = append(scope, w)
+			// A glob quoted as in a shell ('src/**/*.go') means the glob.
+			if len(w) >= 2 && (w[0] == '\'' || w[0] == '"') && w[len(w)-1] == w[0] {
+				w = w[1 : len(w)-1]
+			}
+			a.Paths = append(a.Paths, w)
 			continue
 		}
 		name, value, hasValue := strings.Cut(w[2:], "=")
@@ -154,17 +187,44 @@ func ParseArgs(prompt string) (Args, error) {
 					a.Reviewers = append(a.Reviewers, r)
 				}
 			}
-		case "restart":
-			if hasValue {
-				return a, fmt.Errorf("--restart takes no value")
+		case "since":
+			v, err := needValue()
+			if err != nil {
+				return a, err
 			}
-			a.Restart = true
+			a.Since = v
+		case "restart", "staged", "uncommitted", "last-commit", "force":
+			set := map[string]*bool{"restart": &a.Restart, "staged": &a.Staged, "uncommitted": &a.Uncommitted, "last-commit": &a.LastCommit, "force": &a.Force}[name]
+			if err := noValue(name, hasValue, set); err != nil {
+				return a, err
+			}
 		default:
-			return a, fmt.Errorf("unknown flag --%s (flags: --depth quick|standard|deep, --max-iterations N, --reviewers a,b, --restart)", name)
+			return a, fmt.Errorf("unknown flag --%s (flags: paths or globs, --since REF, --staged, --uncommitted, --last-commit, --force, --depth quick|standard|deep, --max-iterations N, --reviewers a,b, --restart)", name)
 		}
 	}
-	a.Scope = strings.Join(scope, " ")
+	modes := 0
+	for _, on := range []bool{a.Since != "", a.Staged, a.Uncommitted, a.LastCommit} {
+		if on {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return a, fmt.Errorf("--since, --staged, --uncommitted and --last-commit choose what to review; give at most one")
+	}
 	return a, nil
+}
+
+// ScopeRequest is what internal/scope needs to choose the change: the
+// command's scope words and flags, and whetstone.json's triage, specialist
+// patterns, size gates and checks.
+func ScopeRequest(f File, a Args) scope.Request {
+	return scope.Request{
+		Since: a.Since, Staged: a.Staged, Uncommitted: a.Uncommitted, LastCommit: a.LastCommit,
+		Paths: a.Paths, Force: a.Force,
+		Skip: f.Triage.Skip, Deep: f.Triage.Deep, Normal: f.Triage.Normal, Specialists: f.Specialists,
+		MaxFiles: f.MaxFiles, MaxTokens: f.MaxDiffTokens,
+		Checks: f.Checks == nil || *f.Checks,
+	}
 }
 
 // Resolve combines defaults, whetstone.json and the command's flags, in
@@ -199,6 +259,7 @@ func Resolve(f File, a Args) (loop.Settings, error) {
 		return s, fmt.Errorf("%s: budget values must not be negative", FileName)
 	}
 	s.BudgetMinutes, s.BudgetTokens = f.Budget.Minutes, f.Budget.Tokens
+	s.PreExistingBlocks, s.Background = f.PreExistingBlocks, f.Background
 	if a.Depth != "" {
 		s.Depth = a.Depth
 	}
@@ -210,9 +271,13 @@ func Resolve(f File, a Args) (loop.Settings, error) {
 }
 
 // Roster picks the reviewers of a run: --reviewers exactly when given;
-// otherwise the depth's core reviewers plus the specialists the change's
-// signals call for, then whetstone.json's reviewers switches.
-func Roster(s loop.Settings, f File, signals []string) []string {
+// otherwise the depth's core reviewers plus the specialists the change calls
+// for, then whetstone.json's reviewers switches.
+func Roster(s loop.Settings, f File, specialists []scope.Specialist) []string {
+	var signals []string
+	for _, sp := range specialists {
+		signals = append(signals, sp.Name)
+	}
 	if len(s.Reviewers) > 0 {
 		return slices.Clone(s.Reviewers)
 	}

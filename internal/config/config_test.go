@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -16,8 +17,15 @@ func TestParseArgs(t *testing.T) {
 		wantErr string
 	}{
 		{"/whetstone:review", Args{}, ""},
-		{"/whetstone:review src/foo.go the cache --depth=deep --max-iterations 3 --reviewers critic,whetstone:pedant,critic --restart",
-			Args{Scope: "src/foo.go the cache", Depth: "deep", MaxIterations: 3, Reviewers: []string{"critic", "pedant"}, Restart: true}, ""},
+		{"/whetstone:review src/foo.go 'lib/**/*.sql' --depth=deep --max-iterations 3 --reviewers critic,whetstone:pedant,critic --restart",
+			Args{Paths: []string{"src/foo.go", "lib/**/*.sql"}, Depth: "deep", MaxIterations: 3, Reviewers: []string{"critic", "pedant"}, Restart: true}, ""},
+		{"/whetstone:review --since origin/main --force api/", Args{Paths: []string{"api/"}, Since: "origin/main", Force: true}, ""},
+		{"/whetstone:review --staged", Args{Staged: true}, ""},
+		{"/whetstone:review --uncommitted", Args{Uncommitted: true}, ""},
+		{"/whetstone:review --last-commit", Args{LastCommit: true}, ""},
+		{"/whetstone:review --staged --last-commit", Args{}, "give at most one"},
+		{"/whetstone:review --since", Args{}, "--since needs a value"},
+		{"/whetstone:review --force=1", Args{}, "--force takes no value"},
 		{"/whetstone:review --depth", Args{}, "--depth needs a value"},
 		{"/whetstone:review --depth --restart", Args{}, "--depth needs a value"},
 		{"/whetstone:review --max-iterations 0", Args{}, "from 1 to 50"},
@@ -71,12 +79,36 @@ func TestResolveAndRoster(t *testing.T) {
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("settings (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"critic", "silent-failure-hunter", "database-reviewer"}, Roster(s, f, []string{"api-reviewer"})); diff != "" {
+	if diff := cmp.Diff([]string{"critic", "silent-failure-hunter", "database-reviewer"}, Roster(s, f, []scope.Specialist{{Name: "api-reviewer", Reason: "api/x.go"}})); diff != "" {
 		t.Errorf("quick roster (-want +got):\n%s", diff)
 	}
 	s.Depth = "standard"
-	if diff := cmp.Diff([]string{"critic", "pedant", "witness", "silent-failure-hunter", "api-reviewer", "database-reviewer"}, Roster(s, f, []string{"api-reviewer"})); diff != "" {
+	if diff := cmp.Diff([]string{"critic", "pedant", "witness", "silent-failure-hunter", "api-reviewer", "database-reviewer"}, Roster(s, f, []scope.Specialist{{Name: "api-reviewer", Reason: "api/x.go"}})); diff != "" {
 		t.Errorf("standard roster (-want +got):\n%s", diff)
+	}
+	for body, wantErr := range map[string]string{
+		`{"reviewers":{"nitpicker":true}}`:     `unknown reviewer "nitpicker"`,
+		`{"specialists":{"critic":["x/**"]}}`:  `unknown specialist "critic"`,
+		`{"triage":["api-reviewer:gateway/"]}`: "cannot unmarshal array",
+		`{"max_files":-1}`:                     "must not be negative",
+		`{"triage":{"skipp":["x"]}}`:           `unknown field "skipp"`,
+	} {
+		os.WriteFile(filepath.Join(dir, FileName), []byte(body), 0o644)
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("Load(%s): err = %v, want %q", body, err, wantErr)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"triage":{"skip":["gen/**"],"deep":["billing/**"]},"specialists":{"api-reviewer":["gateway/**"]},"max_files":7,"checks":false,"pre_existing_blocks":true,"background":true}`), 0o644)
+	f, err = Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := ScopeRequest(f, Args{Paths: []string{"gateway/"}, Since: "v1", Force: true})
+	if req.Checks || req.MaxFiles != 7 || req.Since != "v1" || !req.Force || req.Skip[0] != "gen/**" || req.Deep[0] != "billing/**" || req.Specialists["api-reviewer"][0] != "gateway/**" {
+		t.Errorf("ScopeRequest = %+v", req)
+	}
+	if s, _ := Resolve(f, Args{}); !s.PreExistingBlocks || !s.Background {
+		t.Errorf("settings = %+v, want pre_existing_blocks and background", s)
 	}
 	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"reviewers":{"nitpicker":true}}`), 0o644)
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), `unknown reviewer "nitpicker"`) {

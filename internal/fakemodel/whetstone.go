@@ -3,10 +3,8 @@ package fakemodel
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +23,7 @@ type Finding struct {
 	Line        int
 	Title       string
 	Description string
+	Rule        string
 	// Prior is the id of an earlier finding this one re-raises (its fix did
 	// not hold); the reviewer also reports that id as not_fixed.
 	Prior string
@@ -42,9 +41,6 @@ type Edit struct {
 // confirms. The zero value is a well-behaved run in which every reviewer
 // reports clean.
 type Whetstone struct {
-	// Foreground makes the orchestrator pass "run_in_background": false;
-	// otherwise Claude Code's default (background) applies.
-	Foreground bool
 	// Lazy makes the orchestrator never dispatch: it ends every turn with
 	// text.
 	Lazy bool
@@ -65,14 +61,20 @@ type Whetstone struct {
 	// ReviewerDelay delays every reviewer reply, so that parallel reviewers
 	// visibly overlap.
 	ReviewerDelay time.Duration
+	// GoProse wraps every report in prose full of Go braces (map[string]int{},
+	// struct{}{}, a lone "{"), as real models write about Go code.
+	GoProse bool
 }
+
+// GoProse is the prose a GoProse reviewer writes around its report.
+const GoProse = "I traced Sum: the loop `for i := 1; i < len(xs); i++ {` starts one element late. " +
+	"Callers pass map[string]int{} and struct{}{} values, and a lone { in the if block opens scope.\n\n"
 
 var (
 	reviewLine  = regexp.MustCompile(`whetstone review · run (\S+) · iteration (\d+) · reviewer ([a-z0-9-]+)`)
 	jobLine     = regexp.MustCompile(`whetstone (fix|validate) · run (\S+) · iteration (\d+)`)
 	findingLine = regexp.MustCompile(`(?m)^- (F-\d{4,}) \[([a-z]+)\] (\S+?):(\d+) (.*)$`)
-	claimedLine = regexp.MustCompile(`claims to have fixed: ([^\n]*)`)
-	verdictPath = regexp.MustCompile(`\.whetstone/runs/[^\s/]+/iter-\d+/verdict\.json`)
+	claimedLine = regexp.MustCompile(`one fix_checks entry each: ([^\n]*)`)
 	findingID   = regexp.MustCompile(`F-\d{4,}`)
 )
 
@@ -155,9 +157,6 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 		if d, _ := in["description"].(string); dispatched[d] {
 			continue
 		}
-		if w.Foreground {
-			in["run_in_background"] = false
-		}
 		calls = append(calls, ToolUse("Agent", in))
 	}
 	if len(calls) > 0 {
@@ -211,6 +210,9 @@ func (w Whetstone) reviewer(req *Request, prompt string) Reply {
 			"line": f.Line, "title": f.Title, "description": desc,
 			"evidence": fmt.Sprintf("%s:%d", f.File, f.Line), "suggestion": "Fix it.",
 		}
+		if f.Rule != "" {
+			o["rule"] = f.Rule
+		}
 		if f.Prior != "" {
 			o["prior"] = f.Prior
 			notFixed[f.Prior] = true
@@ -222,7 +224,7 @@ func (w Whetstone) reviewer(req *Request, prompt string) Reply {
 	if len(fs) > 0 {
 		report["verdict"] = "issues_found"
 	}
-	if checks := w.fixChecks(req, name, iteration, prompt, notFixed); len(checks) > 0 {
+	if checks := w.fixChecks(prompt, notFixed); len(checks) > 0 {
 		report["fix_checks"] = checks
 	}
 	if w.Malformed != nil && w.Malformed(name, iteration) && len(req.StopFeedback()) == 0 {
@@ -232,39 +234,22 @@ func (w Whetstone) reviewer(req *Request, prompt string) Reply {
 		}
 	}
 	raw, _ := json.MarshalIndent(report, "", "  ")
-	return Reply{Content: []Block{Text(fmt.Sprintf("Review by %s, iteration %d.\n\n```json\n%s\n```", name, iteration, raw))}, Delay: w.ReviewerDelay}
+	prose := fmt.Sprintf("Review by %s, iteration %d.\n\n", name, iteration)
+	if w.GoProse {
+		prose += GoProse
+	}
+	return Reply{Content: []Block{Text(fmt.Sprintf("%s```json\n%s\n```", prose, raw))}, Delay: w.ReviewerDelay}
 }
 
-// fixChecks is the reviewer's word on the fixes the prompt says the fixer
-// claims. Like a real reviewer it reads the previous verdict.json the prompt
-// names and checks the claimed findings it raised itself; when that file
-// cannot be read, a reviewer that had findings last time checks every claim.
-func (w Whetstone) fixChecks(req *Request, name string, iteration int, prompt string, notFixed map[string]bool) []map[string]any {
+// fixChecks is the reviewer's word on the fixes its prompt lists: the
+// claimed fixes of findings it raised (whetstone lists only those).
+func (w Whetstone) fixChecks(prompt string, notFixed map[string]bool) []map[string]any {
 	cm := claimedLine.FindStringSubmatch(prompt)
-	if iteration < 2 || cm == nil {
+	if cm == nil {
 		return nil
-	}
-	mine := func(string) bool { return w.Findings != nil && len(w.Findings(name, iteration-1)) > 0 }
-	if vm := verdictPath.FindString(prompt); vm != "" {
-		var v struct {
-			Findings []struct {
-				ID        string   `json:"id"`
-				Reviewers []string `json:"reviewers"`
-			} `json:"findings"`
-		}
-		if data, err := os.ReadFile(filepath.Join(req.ProjectDir(), vm)); err == nil && json.Unmarshal(data, &v) == nil {
-			raised := map[string]bool{}
-			for _, f := range v.Findings {
-				raised[f.ID] = slices.Contains(f.Reviewers, name)
-			}
-			mine = func(id string) bool { return raised[id] }
-		}
 	}
 	var checks []map[string]any
 	for _, id := range findingID.FindAllString(cm[1], -1) {
-		if !mine(id) {
-			continue
-		}
 		status := "fixed"
 		if notFixed[id] {
 			status = "not_fixed"

@@ -2,8 +2,6 @@ package fakemodel
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -72,7 +70,7 @@ func descriptions(r Reply) []string {
 }
 
 func TestOrchestratorDispatchesEachLineOnce(t *testing.T) {
-	script := Whetstone{Foreground: true}.Script()
+	script := Whetstone{}.Script()
 
 	first := (&conv{}).add("user", "/whetstone:review").
 		add("system", "UserPromptSubmit hook additional context: "+twoLines).request(t)
@@ -83,7 +81,7 @@ func TestOrchestratorDispatchesEachLineOnce(t *testing.T) {
 	}
 	var in map[string]any
 	json.Unmarshal(reply.Content[1].Input, &in)
-	if in["run_in_background"] != false || in["subagent_type"] != "whetstone:critic" || !strings.HasPrefix(in["prompt"].(string), "whetstone review · run r1") {
+	if in["run_in_background"] != nil || in["subagent_type"] != "whetstone:critic" || !strings.HasPrefix(in["prompt"].(string), "whetstone review · run r1") {
 		t.Errorf("Agent input = %v", in)
 	}
 
@@ -158,23 +156,13 @@ func TestReviewerReports(t *testing.T) {
 	if got["verdict"] != "issues_found" || got["schema"] != "whetstone.review/v1" || got["reviewer"] != "critic" || len(got["findings"].([]any)) != 1 {
 		t.Errorf("critic iteration 1 = %v", got)
 	}
-	got = ask("critic", 2, "The fixer claims to have fixed: F-0001, F-0002. Check each claim.")
+	got = ask("critic", 2, "Check these fixes of findings you raised, one fix_checks entry each: F-0001, F-0002.\nWhat blocks …")
 	checks, _ := json.Marshal(got["fix_checks"])
 	if string(checks) != `[{"id":"F-0001","note":"checked","status":"not_fixed"},{"id":"F-0002","note":"checked","status":"fixed"}]` {
 		t.Errorf("critic iteration 2 fix_checks = %s", checks)
 	}
-	// With the previous verdict.json at hand, a reviewer checks only the
-	// claimed findings it raised.
-	dir := t.TempDir()
-	vpath := ".whetstone/runs/r1/iter-1/verdict.json"
-	os.MkdirAll(filepath.Join(dir, filepath.Dir(vpath)), 0o755)
-	os.WriteFile(filepath.Join(dir, vpath), []byte(`{"findings":[{"id":"F-0001","reviewers":["critic"]},{"id":"F-0002","reviewers":["pedant"]}]}`), 0o644)
-	c := &conv{agent: "whetstone:critic", dir: dir}
-	c.add("user", "whetstone review · run r1 · iteration 2 · reviewer critic\nEarlier findings: "+vpath+"\nThe fixer claims to have fixed: F-0001, F-0002. Check.")
-	got = reportOf(t, script(c.request(t)))
-	checks, _ = json.Marshal(got["fix_checks"])
-	if string(checks) != `[{"id":"F-0001","note":"checked","status":"not_fixed"}]` {
-		t.Errorf("critic iteration 2 fix_checks from verdict.json = %s", checks)
+	if got := ask("critic", 2, "no fixes to check"); got["fix_checks"] != nil {
+		t.Errorf("fix_checks without a list in the prompt = %v", got["fix_checks"])
 	}
 
 	if got := ask("security-reviewer", 1, ""); got["verdict"] != "clean" || len(got["findings"].([]any)) != 0 {
@@ -192,7 +180,7 @@ func TestReviewerReports(t *testing.T) {
 		t.Errorf("corrected report = %v", fixed)
 	}
 
-	c = &conv{agent: "whetstone:witness"}
+	c := &conv{agent: "whetstone:witness"}
 	c.add("user", "whetstone review · run r1 · iteration 1 · reviewer witness")
 	r := script(c.request(t))
 	if len(r.Content) != 2 || r.Content[0].Name != "Write" || r.Content[1].Name != "Bash" || !strings.Contains(string(r.Content[1].Input), "echo x \\u003e f.txt") {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
 // DispatchMarker starts each line of the instructions that is one Agent call.
@@ -31,7 +33,8 @@ func (r *Run) Instructions() string {
 			Type        string `json:"subagent_type"`
 			Description string `json:"description"`
 			Prompt      string `json:"prompt"`
-		}{"whetstone:" + name, fmt.Sprintf("whetstone %s, iteration %d", name, r.Iteration), r.Prompt(name)})
+			Background  bool   `json:"run_in_background"`
+		}{"whetstone:" + name, fmt.Sprintf("whetstone %s, iteration %d", name, r.Iteration), r.Prompt(name), r.Settings.Background})
 		b.WriteString(DispatchMarker)
 		b.Write(call)
 		b.WriteByte('\n')
@@ -40,30 +43,39 @@ func (r *Run) Instructions() string {
 	return b.String()
 }
 
-// Prompt is what an agent of the current phase is asked to do.
+// Prompt is what an agent of the current phase is asked to do. A reviewer's
+// prompt names the files that hold the change (docs/design.md), the fixes it
+// must check and the run's blocking rule.
 func (r *Run) Prompt(name string) string {
 	var b strings.Builder
+	dir := fmt.Sprintf("%s/iter-%d", r.Dir(), r.Iteration)
 	switch name {
 	case "fixer":
 		fmt.Fprintf(&b, "whetstone fix · run %s · iteration %d\n", r.ID, r.Iteration)
-		fmt.Fprintf(&b, "Fix these blocking findings, most severe first. Their details are in %s/iter-%d/verdict.json.\n", r.Dir(), r.Iteration)
+		fmt.Fprintf(&b, "Fix these blocking findings, most severe first. Their details are in %s/verdict.json; the change under review is %s/diff.patch.\n", dir, dir)
 		r.listBlocking(&b)
-		b.WriteString("Make minimal changes, run the tests you can, never touch .whetstone/. Your final message must be your whetstone.fix/v1 report with one result per id above.\n")
+		b.WriteString(r.Rule() + "\n")
+		b.WriteString("Make minimal changes, run the tests you can, never touch .whetstone/ or whetstone.json. Your final message: exactly one fenced json block holding a whetstone.fix/v1 report with one result per id above.\n")
 	case "validator":
 		fmt.Fprintf(&b, "whetstone validate · run %s · iteration %d\n", r.ID, r.Iteration)
-		fmt.Fprintf(&b, "Independently confirm or disprove each of these findings. Details: %s/iter-%d/verdict.json.\n", r.Dir(), r.Iteration)
+		fmt.Fprintf(&b, "Independently confirm or disprove each of these findings. Details: %s/verdict.json; the change: %s/diff.patch.\n", dir, dir)
 		r.listBlocking(&b)
-		b.WriteString("Your final message must be your whetstone.validation/v1 report with one result per id above.\n")
+		b.WriteString(r.Rule() + "\n")
+		b.WriteString("Your final message: exactly one fenced json block holding a whetstone.validation/v1 report with one result per id above.\n")
 	default:
 		fmt.Fprintf(&b, "whetstone review · run %s · iteration %d · reviewer %s\n", r.ID, r.Iteration, name)
-		fmt.Fprintf(&b, "Scope: read %s/context.json (base ref, changed files, the user's scope). Review the change through your lens only.\n", r.Dir())
+		fmt.Fprintf(&b, "The change: %s/diff.patch (unified diff, base → working tree; untracked files appear as additions). "+
+			"Files with status, old path, changed line ranges (hunks), triage (skip | deep | normal), the specialists chosen and why, and tool signals: %s/context.json.\n", dir, r.Dir())
 		if r.Iteration > 1 {
-			fmt.Fprintf(&b, "Earlier findings: %s/iter-%d/verdict.json; the fixer's report: %s/iter-%d/fix.json.\n", r.Dir(), r.Iteration-1, r.Dir(), r.Iteration-1)
-			if len(r.Claimed) > 0 {
-				fmt.Fprintf(&b, "The fixer claims to have fixed: %s. Check each claim and give one fix_checks entry per id; re-raise one that is not fixed as a finding with \"prior\" set to its id.\n", strings.Join(r.Claimed, ", "))
+			prev := fmt.Sprintf("%s/iter-%d", r.Dir(), r.Iteration-1)
+			fmt.Fprintf(&b, "What the fixer changed since the last review: %s/fix.patch. Earlier findings: %s/verdict.json; the fixer's report: %s/fix.json.\n", dir, prev, prev)
+			if ids := r.FixChecks(name); len(ids) > 0 {
+				fmt.Fprintf(&b, "Check these fixes of findings you raised, one fix_checks entry each: %s.\n", strings.Join(ids, ", "))
 			}
 		}
-		fmt.Fprintf(&b, "Your final message must be your whetstone.review/v1 report with \"reviewer\": %q.\n", name)
+		b.WriteString(r.Rule() + "\n")
+		fmt.Fprintf(&b, "Your final message: exactly one fenced json block holding a whetstone.review/v1 report with \"reviewer\": %q, at most %d findings, most severe first, none below confidence %d.\n",
+			name, review.MaxReportFindings, r.Settings.ConfidenceThreshold)
 	}
 	return b.String()
 }

@@ -33,7 +33,7 @@ func path(r *Run) []string {
 
 func TestDeepRunValidatesAndNeedsTwoCleanPasses(t *testing.T) {
 	r := New("r-1", "s", settings("deep"), []string{"critic"}, t0)
-	r.ConcludeReview([]review.Report{bug("wrong sum"), clean}, t0)
+	r.ConcludeReview([]review.Report{bug("wrong sum"), clean}, review.Diff{}, t0)
 	if r.Phase != Validate {
 		t.Fatalf("phase after findings at deep = %s, want validate", r.Phase)
 	}
@@ -42,11 +42,11 @@ func TestDeepRunValidatesAndNeedsTwoCleanPasses(t *testing.T) {
 	if diff := cmp.Diff([]string{"F-0001"}, r.Claimed); diff != "" {
 		t.Errorf("claimed (-want +got):\n%s", diff)
 	}
-	r.ConcludeReview([]review.Report{clean}, t0)
+	r.ConcludeReview([]review.Report{clean}, review.Diff{}, t0)
 	if r.Phase != Review || r.Iteration != 3 {
 		t.Fatalf("after one clean pass at deep: %s iteration %d, want review iteration 3", r.Phase, r.Iteration)
 	}
-	r.ConcludeReview([]review.Report{clean}, t0)
+	r.ConcludeReview([]review.Report{clean}, review.Diff{}, t0)
 	want := []string{"review", "validate", "fix", "review", "review", "done"}
 	if diff := cmp.Diff(want, path(r)); diff != "" {
 		t.Errorf("phases (-want +got):\n%s", diff)
@@ -58,7 +58,7 @@ func TestDeepRunValidatesAndNeedsTwoCleanPasses(t *testing.T) {
 
 func TestValidatorDisprovingEverythingCountsAsClean(t *testing.T) {
 	r := New("r-1", "s", settings("deep"), []string{"critic"}, t0)
-	r.ConcludeReview([]review.Report{bug("wrong sum")}, t0)
+	r.ConcludeReview([]review.Report{bug("wrong sum")}, review.Diff{}, t0)
 	r.ConcludeValidation(&review.ValidationReport{Results: []review.Check{{ID: "F-0001", Status: "disproved"}}}, t0)
 	if r.Phase != Review || r.CleanStreak != 1 {
 		t.Fatalf("phase %s streak %d, want a confirmation review with streak 1", r.Phase, r.CleanStreak)
@@ -80,7 +80,7 @@ func TestFailedReviewerNeverCountsAsClean(t *testing.T) {
 	if !r.Complete() {
 		t.Fatal("phase with one failed and one reported agent is not complete")
 	}
-	r.ConcludeReview([]review.Report{clean}, t0)
+	r.ConcludeReview([]review.Report{clean}, review.Diff{}, t0)
 	if r.Phase != Review || r.Iteration != 2 || r.CleanStreak != 0 {
 		t.Fatalf("got %s iteration %d streak %d; want a new review round, not DONE", r.Phase, r.Iteration, r.CleanStreak)
 	}
@@ -106,7 +106,7 @@ func TestStopRules(t *testing.T) {
 				if i > 0 {
 					r.ConcludeFix(&review.FixReport{}, t0)
 				}
-				r.ConcludeReview(round, t0)
+				r.ConcludeReview(round, review.Diff{}, t0)
 			}
 			if r.Phase != Stopped || r.StopReason != tt.reason || r.Verdict != review.RequestChanges {
 				t.Errorf("got %s (%s) %s, want stopped (%s) REQUEST_CHANGES", r.Phase, r.StopReason, r.Verdict, tt.reason)
@@ -119,7 +119,7 @@ func TestBudget(t *testing.T) {
 	s := settings("standard")
 	s.BudgetMinutes = 10
 	r := New("r-1", "s", s, []string{"critic"}, t0)
-	r.ConcludeReview([]review.Report{bug("wrong sum")}, t0.Add(11*time.Minute))
+	r.ConcludeReview([]review.Report{bug("wrong sum")}, review.Diff{}, t0.Add(11*time.Minute))
 	if r.Phase != Stopped || r.StopReason != Budget {
 		t.Errorf("got %s (%s), want stopped (budget)", r.Phase, r.StopReason)
 	}

@@ -62,6 +62,8 @@ type Settings struct {
 	Reviewers           []string `json:"reviewers,omitempty"`
 	BudgetMinutes       int      `json:"budget_minutes,omitempty"`
 	BudgetTokens        int      `json:"budget_tokens,omitempty"`
+	PreExistingBlocks   bool     `json:"pre_existing_blocks,omitempty"`
+	Background          bool     `json:"background,omitempty"` // dispatch agents with run_in_background: true
 }
 
 // Agent is one agent of the current phase.
@@ -309,7 +311,7 @@ func (r *Run) verdict() string {
 	verdict := review.Approve
 	for _, e := range r.Findings {
 		if e.Open() {
-			verdict = review.Worst(verdict, review.Judge(e.Severity, e.Confidence, r.Settings.ConfidenceThreshold, e.Blocking))
+			verdict = review.Worst(verdict, review.Judge(e.Severity, e.Confidence, r.Settings.ConfidenceThreshold, e.Blocking, e.PreExisting))
 		}
 	}
 	if (verdict == review.Approve || verdict == review.ApproveWithNotes) && (r.Rounds == 0 || len(r.Failed()) > 0) {
@@ -319,6 +321,32 @@ func (r *Run) verdict() string {
 		verdict = review.RequestChanges
 	}
 	return verdict
+}
+
+// Policy is the blocking rule with this run's settings, for the current
+// iteration.
+func (r *Run) Policy() review.Policy {
+	s := r.Settings
+	return review.Policy{Iteration: r.Iteration, ConfidenceThreshold: s.ConfidenceThreshold, BlockingSeverity: s.BlockingSeverity, PreExistingBlocks: s.PreExistingBlocks}
+}
+
+// Rule is the blocking rule in words, with this run's settings.
+func (r *Run) Rule() string {
+	s := r.Settings
+	return review.Rule(s.ConfidenceThreshold, s.BlockingSeverity, s.PreExistingBlocks)
+}
+
+// FixChecks lists the findings whose claimed fixes the named reviewer must
+// check: those it raised (in their latest sighting) that the fixer says it
+// fixed. Each reviewer checks its own findings only.
+func (r *Run) FixChecks(name string) []string {
+	var out []string
+	for _, e := range r.Findings {
+		if slices.Contains(r.Claimed, e.ID) && slices.Contains(e.Reviewers, name) {
+			out = append(out, e.ID)
+		}
+	}
+	return out
 }
 
 // Counts summarises open findings by severity.

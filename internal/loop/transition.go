@@ -96,10 +96,11 @@ func (r *Run) outcome() outcome {
 // ConcludeReview merges a complete review round into the ledger and moves
 // the run on. It returns the round's findings (for verdict.json) and the
 // name of the rule that decided.
-func (r *Run) ConcludeReview(reports []review.Report, now time.Time) ([]review.Merged, string) {
-	p := review.Policy{Iteration: r.Iteration, ConfidenceThreshold: r.Settings.ConfidenceThreshold, BlockingSeverity: r.Settings.BlockingSeverity}
+// d says which lines are in the change and how the fixer's edits moved the
+// ledger's lines.
+func (r *Run) ConcludeReview(reports []review.Report, d review.Diff, now time.Time) ([]review.Merged, string) {
 	var round []review.Merged
-	r.Findings, round = review.Merge(r.Findings, reports, p)
+	r.Findings, round = review.Merge(r.Findings, reports, r.Policy(), d)
 	r.Rounds++
 	o := r.outcome()
 	if !o.clean() {

@@ -1,6 +1,9 @@
 package review
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,28 +27,70 @@ func summary(round []Merged) []seen {
 	return out
 }
 
-func TestMergeFoldsDuplicatesAcrossReviewers(t *testing.T) {
+var policy1 = Policy{Iteration: 1, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+
+func TestMergeFoldsDuplicatesAcrossReviewersAndCategories(t *testing.T) {
 	reports := []Report{
-		{Reviewer: "silent-failure-hunter", Findings: []Finding{f("a.go", 11, "correctness", "medium", "Loop skips the last element of xs")}},
+		{Reviewer: "silent-failure-hunter", Findings: []Finding{f("a.go", 11, "error-handling", "medium", "Loop skips the last element of xs")}},
 		{Reviewer: "critic", Findings: []Finding{
 			f("a.go", 10, "correctness", "high", "Sum skips the last element"),
-			f("a.go", 10, "security", "high", "Sum skips the last element"),    // other category: not a duplicate
 			f("b.go", 10, "correctness", "high", "Sum skips the last element"), // other file
 		}},
-		{Reviewer: "pedant", Findings: []Finding{f("a.go", 40, "correctness", "low", "Sum skips the last element")}}, // far away
+		{Reviewer: "pedant", Findings: []Finding{f("a.go", 40, "maintainability", "low", "Sum skips the last element")}}, // far away
 	}
-	_, round := Merge(nil, reports, Policy{Iteration: 1, ConfidenceThreshold: 80, BlockingSeverity: "high"})
-	want := []seen{
+	_, round := Merge(nil, reports, policy1, Diff{})
+	want := []seen{ // ids most severe first, then by file and line
 		{"F-0001", "open", true, []string{"critic", "silent-failure-hunter"}},
 		{"F-0002", "open", true, []string{"critic"}},
-		{"F-0003", "open", true, []string{"critic"}},
-		{"F-0004", "open", true, []string{"pedant"}},
+		{"F-0003", "open", true, []string{"pedant"}},
 	}
 	if diff := cmp.Diff(want, summary(round)); diff != "" {
 		t.Errorf("round (-want +got):\n%s", diff)
 	}
-	if round[0].Severity != "high" {
-		t.Errorf("merged finding keeps the most severe report, got %s", round[0].Severity)
+	if round[0].Severity != "high" || round[0].Category != "correctness" {
+		t.Errorf("merged finding keeps the most severe report, got %s %s", round[0].Severity, round[0].Category)
+	}
+}
+
+// TestMergeIdentityTable: which pairs of sightings in one round are one
+// finding, and which stay two.
+func TestMergeIdentityTable(t *testing.T) {
+	withRule := func(x Finding, rule string) Finding { x.Rule = rule; return x }
+	withPrior := func(x Finding, prior string) Finding { x.Prior = prior; return x }
+	span := func(x Finding, end int) Finding { x.EndLine = end; return x }
+	tests := []struct {
+		name string
+		a, b Finding
+		same bool
+	}{
+		{"same bug, two lenses, two wordings", f("a.go", 6, "correctness", "high", "Sum skips the first element"),
+			f("a.go", 6, "tests", "medium", "Loop in Sum starts at index 1, skipping xs[0]"), true},
+		{"same bug, near lines, reworded", f("a.go", 6, "correctness", "high", "Off-by-one: loop skips first element"),
+			f("a.go", 8, "maintainability", "low", "Loop skips the first element"), true},
+		{"same rule key, near lines", withRule(f("a.go", 20, "security", "high", "Query built from input"), "sql-injection"),
+			withRule(f("a.go", 22, "data", "high", "Unparameterised statement"), "sql-injection"), true},
+		{"same prior anywhere", withPrior(f("a.go", 5, "correctness", "high", "Still wrong"), "F-0003"),
+			withPrior(f("b.go", 90, "tests", "low", "Regression"), "F-0003"), true},
+		{"overlapping range, some shared words", span(f("a.go", 10, "concurrency", "high", "Map written without the lock"), 20),
+			f("a.go", 15, "correctness", "high", "Concurrent write to the map without lock"), true},
+		{"two bugs on adjacent lines", f("a.go", 10, "correctness", "high", "Nil pointer dereference of cfg"),
+			f("a.go", 11, "error-handling", "high", "Error from Close is dropped"), false},
+		{"two bugs on one line", f("a.go", 10, "security", "high", "Path traversal through the name parameter"),
+			f("a.go", 10, "performance", "medium", "Regexp compiled on every request"), false},
+		{"same words, far apart", f("a.go", 10, "correctness", "high", "Error from Close is dropped"),
+			f("a.go", 30, "correctness", "high", "Error from Close is dropped"), false},
+		{"same words, other file", f("a.go", 10, "correctness", "high", "Error from Close is dropped"),
+			f("b.go", 10, "correctness", "high", "Error from Close is dropped"), false},
+		{"different rule keys, dissimilar titles", withRule(f("a.go", 10, "security", "high", "Secret logged"), "secret-in-log"),
+			withRule(f("a.go", 11, "security", "high", "Token compared in variable time"), "timing-compare"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, round := Merge(nil, []Report{{Reviewer: "one", Findings: []Finding{tt.a}}, {Reviewer: "two", Findings: []Finding{tt.b}}}, policy1, Diff{})
+			if got := len(round) == 1; got != tt.same {
+				t.Errorf("one finding = %v, want %v; round: %v", got, tt.same, summary(round))
+			}
+		})
 	}
 }
 
@@ -55,30 +100,31 @@ func TestMergeIdentityAcrossIterations(t *testing.T) {
 	b := f("b.go", 3, "error-handling", "medium", "Error from Close is dropped")
 
 	p.Iteration = 1
-	ledger, round := Merge(nil, []Report{{Reviewer: "critic", Findings: []Finding{a, b}}}, p)
+	ledger, round := Merge(nil, []Report{{Reviewer: "critic", Findings: []Finding{a, b}}}, p, Diff{})
 	if diff := cmp.Diff([]seen{{"F-0001", "open", true, []string{"critic"}}, {"F-0002", "open", true, []string{"critic"}}}, summary(round)); diff != "" {
 		t.Fatalf("iteration 1 (-want +got):\n%s", diff)
 	}
 
-	// Iteration 2: a moved a few lines and was reworded (same identity); b is gone.
+	// Iteration 2: a moved a few lines, was reworded and re-filed under
+	// another category by another reviewer (same identity); b is gone.
 	p.Iteration = 2
-	moved := f("a.go", 14, "correctness", "high", "Sum still skips the last element")
-	ledger, round = Merge(ledger, []Report{{Reviewer: "critic", Findings: []Finding{moved}}}, p)
-	if diff := cmp.Diff([]seen{{"F-0001", "open", true, []string{"critic"}}}, summary(round)); diff != "" {
+	moved := f("a.go", 14, "tests", "high", "Sum still skips the last element")
+	ledger, round = Merge(ledger, []Report{{Reviewer: "pedant", Findings: []Finding{moved}}}, p, Diff{})
+	if diff := cmp.Diff([]seen{{"F-0001", "open", true, []string{"pedant"}}}, summary(round)); diff != "" {
 		t.Fatalf("iteration 2 (-want +got):\n%s", diff)
 	}
 	if ledger[1].Status != StatusResolved {
 		t.Fatalf("F-0002 status = %s, want resolved", ledger[1].Status)
 	}
 
-	// Iteration 3: b comes back (reopened, keeps its id); a new low finding
-	// does not block (convergence rule); a re-raise by prior id matches
-	// whatever the wording.
+	// Iteration 3: b comes back (reopened, keeps its id and its blocking);
+	// a new low finding does not block (convergence rule); a re-raise by
+	// prior id matches whatever the wording.
 	p.Iteration = 3
-	late := f("c.go", 1, "naming", "low", "Vague name")
+	late := f("c.go", 1, "maintainability", "low", "Vague name")
 	renamed := f("a.go", 90, "correctness", "high", "Completely different words")
 	renamed.Prior = "F-0001"
-	_, round = Merge(ledger, []Report{{Reviewer: "pedant", Findings: []Finding{b, late}}, {Reviewer: "critic", Findings: []Finding{renamed}}}, p)
+	_, round = Merge(ledger, []Report{{Reviewer: "pedant", Findings: []Finding{b, late}}, {Reviewer: "critic", Findings: []Finding{renamed}}}, p, Diff{})
 	want := []seen{
 		{"F-0001", "open", true, []string{"critic"}},
 		{"F-0002", "reopened", true, []string{"pedant"}},
@@ -89,11 +135,57 @@ func TestMergeIdentityAcrossIterations(t *testing.T) {
 	}
 }
 
+// TestMergeFollowsMovedLines: the fixer inserted 40 lines above a finding;
+// with the fix's line map the re-raise is recognised even by its rule alone.
+func TestMergeFollowsMovedLines(t *testing.T) {
+	x := f("a.go", 10, "correctness", "high", "Total overflows int32")
+	x.Rule = "integer-overflow"
+	ledger, _ := Merge(nil, []Report{{Reviewer: "critic", Findings: []Finding{x}}}, policy1, Diff{})
+	again := f("a.go", 50, "data", "high", "Sum wraps around on large inputs")
+	again.Rule = "integer-overflow"
+	shift := func(file string, line int) (string, int) { return file, line + 40 }
+	p := Policy{Iteration: 2, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+	_, round := Merge(ledger, []Report{{Reviewer: "witness", Findings: []Finding{again}}}, p, Diff{Moved: shift})
+	if len(round) != 1 || round[0].ID != "F-0001" || round[0].New {
+		t.Errorf("round = %+v, want F-0001 seen again", summary(round))
+	}
+}
+
+func TestMergePreExisting(t *testing.T) {
+	touches := func(file string, line, end int) bool { return file == "a.go" && line <= 13 && end >= 7 } // hunk 10, margin 3
+	reports := []Report{{Reviewer: "critic", Findings: []Finding{
+		f("a.go", 12, "correctness", "high", "In the change"),
+		f("a.go", 40, "correctness", "critical", "Untouched code"),
+		f("b.go", 1, "security", "high", "Another untouched file"),
+	}}}
+	ledger, round := Merge(nil, reports, policy1, Diff{Touches: touches})
+	got := map[string][2]bool{}
+	for _, m := range round {
+		got[m.Title] = [2]bool{m.PreExisting, m.Blocking}
+	}
+	want := map[string][2]bool{"In the change": {false, true}, "Untouched code": {true, false}, "Another untouched file": {true, false}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(pre_existing, blocking) (-want +got):\n%s", diff)
+	}
+	p := policy1
+	p.PreExistingBlocks = true
+	_, round = Merge(nil, reports, p, Diff{Touches: touches})
+	for _, m := range round {
+		if !m.Blocking {
+			t.Errorf("with pre_existing_blocks, %q does not block", m.Title)
+		}
+	}
+	for _, e := range ledger {
+		if e.PreExisting == (e.Title == "In the change") || e.PreExisting == e.Blocking {
+			t.Errorf("ledger entry: %+v", e)
+		}
+	}
+}
+
 func TestMergeFixCheckKeepsFindingOpen(t *testing.T) {
-	p := Policy{Iteration: 1, ConfidenceThreshold: 80, BlockingSeverity: "high"}
-	ledger, _ := Merge(nil, []Report{{Reviewer: "critic", Findings: []Finding{f("a.go", 1, "correctness", "medium", "Wrong")}}}, p)
-	p.Iteration = 2
-	ledger, round := Merge(ledger, []Report{{Reviewer: "critic", FixChecks: []FixCheck{{ID: "F-0001", Status: "not_fixed"}}}}, p)
+	ledger, _ := Merge(nil, []Report{{Reviewer: "critic", Findings: []Finding{f("a.go", 1, "correctness", "medium", "Wrong")}}}, policy1, Diff{})
+	p := Policy{Iteration: 2, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+	ledger, round := Merge(ledger, []Report{{Reviewer: "critic", FixChecks: []FixCheck{{ID: "F-0001", Status: "not_fixed"}}}}, p, Diff{})
 	if diff := cmp.Diff([]seen{{"F-0001", "open", true, []string{"critic"}}}, summary(round)); diff != "" {
 		t.Errorf("round (-want +got):\n%s", diff)
 	}
@@ -103,26 +195,169 @@ func TestMergeFixCheckKeepsFindingOpen(t *testing.T) {
 }
 
 func TestPolicyBlocks(t *testing.T) {
+	blocked, notBlocked := &Entry{Blocking: true}, &Entry{Blocking: false}
 	tests := []struct {
-		name      string
-		iteration int
-		f         Finding
-		isNew     bool
-		want      bool
+		name        string
+		iteration   int
+		f           Finding
+		prev        *Entry
+		preExisting bool
+		want        bool
 	}{
-		{"confident medium, iteration 1", 1, Finding{Severity: "medium", Confidence: 80}, true, true},
-		{"below confidence threshold", 1, Finding{Severity: "critical", Confidence: 79}, true, false},
-		{"info never blocks", 1, Finding{Severity: "info", Confidence: 100}, true, false},
-		{"new medium after iteration 1", 2, Finding{Severity: "medium", Confidence: 95}, true, false},
-		{"known medium after iteration 1", 2, Finding{Severity: "medium", Confidence: 95}, false, true},
-		{"new high after iteration 1", 3, Finding{Severity: "high", Confidence: 95}, true, true},
+		{"confident medium, iteration 1", 1, Finding{Severity: "medium", Confidence: 80}, nil, false, true},
+		{"below confidence threshold", 1, Finding{Severity: "critical", Confidence: 79}, nil, false, false},
+		{"info never blocks", 1, Finding{Severity: "info", Confidence: 100}, nil, false, false},
+		{"pre-existing critical", 1, Finding{Severity: "critical", Confidence: 100}, nil, true, false},
+		{"new medium after iteration 1", 2, Finding{Severity: "medium", Confidence: 95}, nil, false, false},
+		{"known blocking medium after iteration 1", 2, Finding{Severity: "medium", Confidence: 95}, blocked, false, true},
+		{"known blocking, re-raised less confident", 2, Finding{Severity: "medium", Confidence: 50}, blocked, false, true},
+		{"known non-blocking medium stays a note", 3, Finding{Severity: "medium", Confidence: 95}, notBlocked, false, false},
+		{"known note escalated to high", 3, Finding{Severity: "high", Confidence: 95}, notBlocked, false, true},
+		{"new high after iteration 1", 3, Finding{Severity: "high", Confidence: 95}, nil, false, true},
+		{"known blocking, now pre-existing", 2, Finding{Severity: "high", Confidence: 95}, blocked, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := Policy{Iteration: tt.iteration, ConfidenceThreshold: 80, BlockingSeverity: "high"}
-			if got := p.Blocks(tt.f, tt.isNew); got != tt.want {
+			if got := p.Blocks(tt.f, tt.prev, tt.preExisting); got != tt.want {
 				t.Errorf("Blocks = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// bugs are distinct problems, each with the wordings different reviewers
+// give it. Lines are far apart or titles unrelated, so each is one finding.
+var bugs = []struct {
+	file    string
+	line    int
+	rule    string
+	titles  []string
+	sev     string
+	lensCat []string
+}{
+	{"calc.go", 6, "off-by-one", []string{"Sum skips the first element", "Loop skips xs[0], the first element", "Off-by-one: first element of xs skipped"}, "high", []string{"correctness", "tests", "data"}},
+	{"calc.go", 7, "", []string{"Error from Close is dropped", "Close error silently dropped", "Dropped error from Close"}, "medium", []string{"error-handling", "correctness", "maintainability"}},
+	{"calc.go", 40, "sql-injection", []string{"Query concatenates user input", "User input concatenated into SQL query", "SQL query built by string concatenation of input"}, "critical", []string{"security", "data", "correctness"}},
+	{"store/db.go", 12, "", []string{"Mutex not held while map is written", "Map written without holding the mutex", "Concurrent map write without the mutex"}, "high", []string{"concurrency", "correctness", "performance"}},
+}
+
+// sightingsOf reports every bug through every lens, shifted by shift lines.
+func sightingsOf(shift int, rng *rand.Rand) []Report {
+	byReviewer := map[string][]Finding{}
+	lenses := []string{"critic", "pedant", "witness"}
+	for _, b := range bugs {
+		for i, title := range b.titles {
+			x := f(b.file, b.line+shift+rng.IntN(3)-1, b.lensCat[i], b.sev, title)
+			x.Line = max(x.Line, 1)
+			x.EndLine = x.Line
+			if rng.IntN(2) == 0 {
+				x.Rule = b.rule
+			}
+			byReviewer[lenses[i]] = append(byReviewer[lenses[i]], x)
+		}
+	}
+	var reports []Report
+	for name, fs := range byReviewer {
+		rng.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
+		reports = append(reports, Report{Reviewer: name, Findings: fs})
+	}
+	rng.Shuffle(len(reports), func(i, j int) { reports[i], reports[j] = reports[j], reports[i] })
+	return reports
+}
+
+// TestMergeIdentityProperties: reordering reports and findings, renaming
+// categories and shifting lines by a few never split one bug into two ids,
+// and never fold two bugs into one, in one round or across rounds.
+func TestMergeIdentityProperties(t *testing.T) {
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		ledger, round := Merge(nil, sightingsOf(0, rng), policy1, Diff{})
+		if len(round) != len(bugs) {
+			t.Fatalf("seed %d: iteration 1 has %d findings, want %d: %v", seed, len(round), len(bugs), titles(round))
+		}
+		ids := idsByTitle(round)
+		p := Policy{Iteration: 2, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+		_, round2 := Merge(ledger, sightingsOf(rng.IntN(5)-2, rng), p, Diff{})
+		if len(round2) != len(bugs) {
+			t.Fatalf("seed %d: iteration 2 has %d findings, want %d: %v", seed, len(round2), len(bugs), titles(round2))
+		}
+		for _, m := range round2 {
+			if m.New {
+				t.Fatalf("seed %d: iteration 2 finding %q got a new id %s", seed, m.Title, m.ID)
+			}
+		}
+		if got := idsByTitle(round2); len(got) != len(ids) {
+			t.Fatalf("seed %d: ids %v then %v", seed, ids, got)
+		}
+	}
+}
+
+func titles(round []Merged) []string {
+	var out []string
+	for _, m := range round {
+		out = append(out, fmt.Sprintf("%s %s:%d %q %v", m.ID, m.File, m.Line, m.Title, m.Reviewers))
+	}
+	return out
+}
+
+func idsByTitle(round []Merged) []string {
+	var out []string
+	for _, m := range round {
+		out = append(out, m.ID)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TestMergeOrderIndependent: the same reports in any order give the same
+// round and ledger.
+func TestMergeOrderIndependent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	base := sightingsOf(0, rng)
+	wantLedger, wantRound := Merge(nil, base, policy1, Diff{})
+	for range 100 {
+		shuffled := make([]Report, len(base))
+		for i, r := range base {
+			r.Findings = slices.Clone(r.Findings)
+			rng.Shuffle(len(r.Findings), func(i, j int) { r.Findings[i], r.Findings[j] = r.Findings[j], r.Findings[i] })
+			shuffled[i] = r
+		}
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		gotLedger, gotRound := Merge(nil, shuffled, policy1, Diff{})
+		if diff := cmp.Diff(wantRound, gotRound); diff != "" {
+			t.Fatalf("round depends on order (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(wantLedger, gotLedger); diff != "" {
+			t.Fatalf("ledger depends on order (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// TestMergeStallsUnderRenamedCategory: a finding re-raised in the next
+// round under another category and rule keeps its id, so the stall rule
+// (same open blocking ids twice) can see it.
+func TestMergeStallsUnderRenamedCategory(t *testing.T) {
+	a := f("a.go", 6, "correctness", "high", "Sum skips the first element")
+	ledger, r1 := Merge(nil, []Report{{Reviewer: "critic", Findings: []Finding{a}}}, policy1, Diff{})
+	b := f("a.go", 6, "data", "high", "First element of xs is skipped by Sum")
+	p := Policy{Iteration: 2, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+	_, r2 := Merge(ledger, []Report{{Reviewer: "critic", Findings: []Finding{b}}}, p, Diff{})
+	if diff := cmp.Diff(summary(r1), summary(r2)); diff != "" {
+		t.Errorf("re-raise under another category changed identity (-r1 +r2):\n%s", diff)
+	}
+}
+
+func BenchmarkMergeOneFile(b *testing.B) {
+	var reports []Report
+	for r := range 5 {
+		var fs []Finding
+		for i := range 500 {
+			fs = append(fs, f("big.go", 1+i*7, Categories[i%len(Categories)], "high", fmt.Sprintf("Problem number %d in handler %d with a rather long title about many things", i, r)))
+		}
+		reports = append(reports, Report{Reviewer: fmt.Sprint("r", r), Findings: fs})
+	}
+	for b.Loop() {
+		Merge(nil, reports, policy1, Diff{})
 	}
 }

@@ -13,7 +13,6 @@ import (
 // Limits on what one report may hold; hostile or runaway output is refused
 // with a problem instead of being stored.
 const (
-	MaxFindings    = 500
 	MaxTitleLen    = 300
 	MaxTextLen     = 20000
 	MaxFilesPerFix = 200
@@ -44,6 +43,12 @@ type Expect struct {
 	Root     string          // project root; finding files must stay inside it
 	Required []string        // ids that must have a result (fixer, validator)
 	Known    map[string]bool // ids that exist in the run; nil accepts any well-formed id
+	// FixChecks are the ids whose claimed fixes this reviewer must check:
+	// the findings it raised that the fixer says it fixed.
+	FixChecks []string
+	// Threshold is the run's confidence threshold: a reviewer reports no
+	// finding below it (spec §3).
+	Threshold int
 }
 
 // resolved returns exp with Root's symlinks resolved once, not per finding.
@@ -215,9 +220,9 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 	}
 	verdict := c.enum(obj, "$", "verdict", "clean", "issues_found")
 	findings := c.array(obj, "$", "findings", true)
-	if len(findings) > MaxFindings {
-		c.add("$.findings", "has %d findings; the limit is %d — report the most important ones", len(findings), MaxFindings)
-		findings = findings[:MaxFindings]
+	if len(findings) > MaxReportFindings {
+		c.add("$.findings", "has %d findings; the limit is %d: keep the %d most severe", len(findings), MaxReportFindings, MaxReportFindings)
+		findings = findings[:MaxReportFindings]
 	}
 	switch {
 	case verdict == "clean" && len(findings) > 0:
@@ -229,13 +234,23 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 		c.finding(f, fmt.Sprintf("$.findings[%d]", i), exp)
 	}
 	checks := c.array(obj, "$", "fix_checks", false)
+	seen := map[string]bool{}
 	for i, fc := range checks {
 		p := fmt.Sprintf("$.fix_checks[%d]", i)
 		if o := c.object(fc, p); o != nil {
 			c.exact(o, p, "id", "status", "note")
-			c.id(o, p, exp)
+			id := c.id(o, p, exp)
+			if seen[id] && id != "" {
+				c.add(p+".id", "%s has more than one entry", id)
+			}
+			seen[id] = true
 			c.enum(o, p, "status", "fixed", "not_fixed", "partially_fixed")
 			c.str(o, p, "note", false, MaxTextLen)
+		}
+	}
+	for _, id := range exp.FixChecks {
+		if !seen[id] {
+			c.add("$.fix_checks", "has no entry for %s; check the fixer's claimed fix of this finding you raised and add {\"id\": %q, \"status\": \"fixed\" | \"not_fixed\" | \"partially_fixed\", \"note\": …}", id, id)
 		}
 	}
 	if c.ps != nil {
@@ -251,6 +266,7 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 			r.Findings[i].EndLine = r.Findings[i].Line
 		}
 	}
+	slices.SortStableFunc(r.Findings, func(a, b Finding) int { return SeverityRank(a.Severity) - SeverityRank(b.Severity) })
 	return r, nil
 }
 
@@ -263,8 +279,12 @@ func (c *checker) finding(v any, p string, exp Expect) {
 	c.enum(o, p, "severity", Severities...)
 	if n, ok := c.integer(o, p, "confidence", true); ok && (n < 0 || n > 100) {
 		c.add(p+".confidence", "must be between 0 and 100 (got %d)", n)
+	} else if ok && n < exp.Threshold {
+		c.add(p+".confidence", "is %d, below the confidence threshold %d: verify the finding until you can raise its confidence, or drop it", n, exp.Threshold)
 	}
-	c.str(o, p, "category", true, 64)
+	if cat := c.str(o, p, "category", true, 64); cat != "" && !slices.Contains(Categories, cat) {
+		c.add(p+".category", "must be one of %s (got %q); refine with \"rule\", not with a new category", strings.Join(Categories, ", "), cat)
+	}
 	if file := c.str(o, p, "file", true, 4096); file != "" {
 		if msg := outside(exp.Root, file); msg != "" {
 			c.add(p+".file", "%s", msg)

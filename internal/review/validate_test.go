@@ -28,9 +28,9 @@ func TestValidateReview(t *testing.T) {
 			[]string{`$.schema: must be "whetstone.review/v1" (got "whetstone.fix/v1")`, `$.reviewer: must be "critic", the name of this reviewer (got "pedant")`}},
 		{"missing everything", `{}`, []string{"$.schema: is required", "$.reviewer: is required", "$.verdict: is required", "$.findings: is required (an array)"}},
 		{"not an object", `[1]`, []string{"$: must be a JSON object"}},
-		{"symlink out of the project", `{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"issues_found","findings":[{"severity":"low","confidence":1,"category":"c","file":"escape/passwd","line":1,"title":"t","description":"d"}]}`,
+		{"symlink out of the project", `{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"issues_found","findings":[{"severity":"low","confidence":1,"category":"correctness","file":"escape/passwd","line":1,"title":"t","description":"d"}]}`,
 			[]string{`$.findings[0].file: resolves outside the project (got "escape/passwd")`}},
-		{"fractional numbers", `{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"issues_found","findings":[{"severity":"low","confidence":9.5,"category":"c","file":"a.go","line":1e40,"title":"t","description":"d"}]}`,
+		{"fractional numbers", `{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"issues_found","findings":[{"severity":"low","confidence":9.5,"category":"correctness","file":"a.go","line":1e40,"title":"t","description":"d"}]}`,
 			[]string{"$.findings[0].confidence: must be an integer (got 9.5)", "$.findings[0].line: must be an integer (got 1e40)"}},
 	}
 	for _, tt := range tests {

@@ -13,11 +13,12 @@ const (
 var verdicts = []string{Approve, ApproveWithNotes, RequestChanges, Block}
 
 // Judge is the verdict one open finding calls for: BLOCK for a critical at
-// or above the confidence threshold, REQUEST_CHANGES for a blocking one,
-// APPROVE_WITH_NOTES for any other.
-func Judge(severity string, confidence, threshold int, blocking bool) string {
+// or above the confidence threshold in the change, REQUEST_CHANGES for a
+// blocking one, APPROVE_WITH_NOTES for any other (a pre-existing critical is
+// a note: the change did not make it).
+func Judge(severity string, confidence, threshold int, blocking, preExisting bool) string {
 	switch {
-	case severity == "critical" && confidence >= threshold:
+	case severity == "critical" && confidence >= threshold && !preExisting:
 		return Block
 	case blocking:
 		return RequestChanges

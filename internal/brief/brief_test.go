@@ -1,0 +1,217 @@
+package brief
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/whetstone-dev/whetstone/internal/review"
+)
+
+const root = "../.."
+
+// maxReviewerBrief is the size every reviewer's agent file stays under: the
+// brief is read in full by every reviewer of every iteration.
+const maxReviewerBrief = 6144
+
+func render(t *testing.T, name string) string {
+	t.Helper()
+	b, err := Render(name)
+	if err != nil {
+		t.Fatalf("Render(%q): %v", name, err)
+	}
+	return string(b)
+}
+
+func load(t *testing.T, name string) Agent {
+	t.Helper()
+	a, err := Load(name)
+	if err != nil {
+		t.Fatalf("Load(%q): %v", name, err)
+	}
+	return a
+}
+
+// TestAgentsUpToDate fails when a committed agents/*.md is not what the
+// sources generate.
+func TestAgentsUpToDate(t *testing.T) {
+	const fix = "edit internal/brief/src, not agents/, then run `go run ./cmd/genagents` (or `go generate ./internal/brief`) from the module root"
+	for _, name := range Names() {
+		got, err := os.ReadFile(filepath.Join(root, "agents", name+".md"))
+		if err != nil {
+			t.Errorf("agents/%s.md: %v; %s", name, err, fix)
+			continue
+		}
+		if want := render(t, name); string(got) != want {
+			t.Errorf("agents/%s.md differs from its sources (-generated +committed):\n%s\n%s", name, cmp.Diff(want, string(got)), fix)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(root, "agents", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if name := strings.TrimSuffix(filepath.Base(f), ".md"); !slices.Contains(Names(), name) {
+			t.Errorf("agents/%s.md has no source internal/brief/src/%s.md; add one or delete the file", name, name)
+		}
+	}
+}
+
+func TestNamesAndFrontmatter(t *testing.T) {
+	reviewers := []string{"api-reviewer", "architecture-reviewer", "concurrency-reviewer", "critic", "database-reviewer", "pedant", "performance-reviewer", "security-reviewer", "silent-failure-hunter", "witness"}
+	want := slices.Sorted(slices.Values(append([]string{"fixer", "validator"}, reviewers...)))
+	if diff := cmp.Diff(want, Names()); diff != "" {
+		t.Fatalf("Names() (-want +got):\n%s", diff)
+	}
+	readOnly := []string{"Read", "Grep", "Glob"}
+	for _, name := range Names() {
+		a := load(t, name)
+		role, tools, model := RoleReviewer, readOnly, "sonnet"
+		switch name {
+		case "witness":
+			tools = append(slices.Clone(readOnly), "Bash")
+		case "validator":
+			role, tools = RoleValidator, append(slices.Clone(readOnly), "Bash")
+		case "fixer":
+			role, tools, model = RoleFixer, append(slices.Clone(readOnly), "Edit", "Write", "Bash"), "inherit"
+		}
+		if diff := cmp.Diff([]string{role, model}, []string{a.Role, a.Model}); diff != "" {
+			t.Errorf("%s role, model (-want +got):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(tools, a.Tools); diff != "" {
+			t.Errorf("%s tools (-want +got):\n%s", name, diff)
+		}
+		head := "---\nname: " + name + "\ndescription: " + a.Description + "\ntools: " + strings.Join(tools, ", ") + "\nmodel: " + model + "\n---\n# whetstone:" + name + "\n"
+		if got := render(t, name); !strings.HasPrefix(got, head) {
+			t.Errorf("agents/%s.md does not start with\n%s", name, head)
+		}
+	}
+}
+
+func TestReviewerBriefSize(t *testing.T) {
+	n := 0
+	for _, name := range Names() {
+		if load(t, name).Role != RoleReviewer {
+			continue
+		}
+		n++
+		if size := len(render(t, name)); size >= maxReviewerBrief {
+			t.Errorf("agents/%s.md is %d bytes; a reviewer brief must stay under %d: condense its lens (src/%s.md) or the shared contract (src/shared-reviewer.md)", name, size, maxReviewerBrief, name)
+		}
+	}
+	if n != 10 {
+		t.Errorf("%d reviewers, want 10", n)
+	}
+}
+
+// TestMarkerUnique keeps the first body line the only place an agent file
+// names an agent: the end-to-end tests' fake model routes on it.
+func TestMarkerUnique(t *testing.T) {
+	for _, name := range Names() {
+		body := load(t, name).Body
+		lines := strings.Split(render(t, name), "\n")
+		first := slices.Index(lines, "# whetstone:"+name)
+		if first < 0 || !strings.HasPrefix(body, "# whetstone:"+name+"\n") {
+			t.Errorf("agents/%s.md: the body's first line is not # whetstone:%s", name, name)
+		}
+		for i, line := range lines {
+			if i != first && strings.Contains(line, "# whetstone:") {
+				t.Errorf("agents/%s.md line %d contains \"# whetstone:\": %q", name, i+1, line)
+			}
+			for _, other := range Names() {
+				if other != name && strings.Contains(line, "whetstone:"+other) {
+					t.Errorf("agents/%s.md line %d names another agent, whetstone:%s: %q", name, i+1, other, line)
+				}
+			}
+		}
+	}
+}
+
+// TestRuleStated checks that every text a model reads states the blocking
+// rule exactly as the binary applies it.
+func TestRuleStated(t *testing.T) {
+	if got, want := review.DefaultRule(), review.Rule(DefaultThreshold, DefaultBlockingSeverity, false); got != want {
+		t.Errorf("review.DefaultRule() is not Rule(DefaultThreshold, DefaultBlockingSeverity, false): update the defaults in brief.go\n%s", cmp.Diff(want, got))
+	}
+	rule := review.DefaultRule()
+	for _, name := range Names() {
+		if !strings.Contains(render(t, name), rule) {
+			t.Errorf("agents/%s.md does not state review.DefaultRule()", name)
+		}
+	}
+	for _, f := range []string{"skills/review/SKILL.md", "commands/review.md"} {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(rule)) {
+			t.Errorf("%s does not contain review.DefaultRule() verbatim; paste it:\n%s", f, rule)
+		}
+	}
+}
+
+var categoryHint = regexp.MustCompile("Categor(?:y|ies): ([^;]*);")
+
+// TestCategories checks that reviewers are given the closed category set and
+// that no lens suggests a category outside it.
+func TestCategories(t *testing.T) {
+	set := "`" + strings.Join(review.Categories, "`, `") + "`"
+	for _, name := range Names() {
+		a := load(t, name)
+		if a.Role != RoleReviewer {
+			continue
+		}
+		if !strings.Contains(a.Body, set) {
+			t.Errorf("%s: the brief does not list review.Categories", name)
+		}
+		m := categoryHint.FindStringSubmatch(a.Body)
+		if m == nil {
+			t.Errorf("%s: the lens suggests no categories (\"Categories: `a`, `b`; rules such as …\")", name)
+			continue
+		}
+		for _, c := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(m[1], -1) {
+			if !slices.Contains(review.Categories, c[1]) {
+				t.Errorf("%s suggests category %q, which is not in review.Categories; refine with a rule key instead", name, c[1])
+			}
+		}
+	}
+}
+
+// TestExamplesValid runs each brief's example report through the validator
+// the hooks use.
+func TestExamplesValid(t *testing.T) {
+	for _, name := range Names() {
+		a := load(t, name)
+		raw, err := review.Extract(a.Body)
+		if err != nil {
+			t.Errorf("%s: example report: %v", name, err)
+			continue
+		}
+		var ps review.Problems
+		switch a.Role {
+		case RoleReviewer:
+			_, ps = review.ValidateReview(raw, review.Expect{Reviewer: name, Threshold: DefaultThreshold, FixChecks: []string{"F-0001"}})
+		case RoleFixer:
+			_, ps = review.ValidateFix(raw, review.Expect{Required: []string{"F-0001", "F-0004"}})
+		case RoleValidator:
+			_, ps = review.ValidateValidation(raw, review.Expect{Required: []string{"F-0001", "F-0002"}})
+		}
+		if ps != nil {
+			t.Errorf("%s: example report is invalid: %v", name, ps)
+		}
+	}
+}
+
+func TestLoadUnknown(t *testing.T) {
+	if _, err := Render("shared-reviewer"); err == nil {
+		t.Error("Render(shared-reviewer) succeeded; partials are not agents")
+	}
+	if _, err := Render("nobody"); err == nil {
+		t.Error("Render(nobody) succeeded")
+	}
+}

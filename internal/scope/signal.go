@@ -1,0 +1,181 @@
+package scope
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+const (
+	maxCandidates = 50
+	maxSignalOut  = 4 << 10
+)
+
+// diagnostic is the "file:line[:col]: message" line most tools print.
+var diagnostic = regexp.MustCompile(`^(?:vet: )?([^:\s][^:]*):(\d+)(?::\d+)?: (.+)$`)
+
+// check is one deterministic tool to run.
+type check struct {
+	tool string
+	args []string
+	env  []string
+	// names parses output that lists file names, not diagnostics (gofmt -l).
+	names string
+}
+
+// checks runs the deterministic tools concurrently, each within timeout,
+// and returns their signals in a fixed order. The Go tools run only for a
+// Go module at root and only when the working tree is the reviewed state
+// (they read the working tree); `go build -o os.DevNull` never writes a
+// binary. A tool that is not installed is left out.
+func checks(ctx context.Context, g git, c Context, timeout time.Duration) []Signal {
+	timeout = orDefault(timeout, DefaultCheckTimeout)
+	changed := map[string]bool{}
+	var gofiles, literal []string
+	for _, f := range c.Files {
+		literal = append(literal, ":(literal)"+f.Path)
+		if f.Triage == "skip" {
+			continue
+		}
+		changed[f.Path] = true
+		if f.Status != "deleted" && strings.HasSuffix(f.Path, ".go") {
+			gofiles = append(gofiles, f.Path)
+		}
+	}
+	list := []check{{tool: "git diff --check", args: append([]string{"git", "-c", "core.quotepath=off", "diff", "--check", "--no-color", "--relative", c.Base, c.Tree, "--"}, literal...)}}
+	if goTools(ctx, g, c) {
+		env := []string{"GOTOOLCHAIN=local", "GOFLAGS=-mod=readonly"}
+		list = append(list,
+			check{tool: "go build", args: []string{"go", "build", "-o", os.DevNull, "./..."}, env: env},
+			check{tool: "go vet", args: []string{"go", "vet", "./..."}, env: env})
+		if len(gofiles) > 0 {
+			list = append(list, check{tool: "gofmt", args: append([]string{"gofmt", "-l"}, gofiles...), names: "not formatted with gofmt"})
+		}
+		list = append(list, check{tool: "staticcheck", args: []string{"staticcheck", "./..."}, env: env})
+	}
+	signals := make([]*Signal, len(list))
+	var wg sync.WaitGroup
+	for i, ch := range list {
+		if _, err := exec.LookPath(ch.args[0]); err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			signals[i] = runCheck(ctx, g.dir, ch, timeout, changed)
+		}()
+	}
+	wg.Wait()
+	out := []Signal{}
+	for _, s := range signals {
+		if s != nil {
+			out = append(out, *s)
+		}
+	}
+	return out
+}
+
+// goTools reports whether the Go checks apply: a module at root, go
+// installed, and a working tree that holds exactly the reviewed state.
+func goTools(ctx context.Context, g git, c Context) bool {
+	if _, err := os.Stat(filepath.Join(g.dir, "go.mod")); err != nil {
+		return false
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return false
+	}
+	if c.Mode == ModeStaged || c.Mode == ModeLastCommit {
+		tree, err := writeTree(ctx, g, true)
+		return err == nil && tree == c.Tree
+	}
+	return true
+}
+
+// runCheck runs one check in dir and sorts what it prints into candidates
+// on the changed files.
+func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, changed map[string]bool) *Signal {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ch.args[0], ch.args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), append(ch.env, "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")...)
+	cmd.WaitDelay = time.Second
+	out := &capped{max: 1 << 20, lossy: true}
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	s := &Signal{Tool: ch.tool, Command: strings.Join(ch.args, " "), Status: "clean"}
+	text := out.buf.String()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		s.Status, s.Output = "timeout", bound(text)
+		return s
+	}
+	s.Candidates = candidates(dir, text, ch.names, changed)
+	switch {
+	case len(s.Candidates) > 0:
+		s.Status = "candidates"
+	case err != nil:
+		s.Status, s.Output = "failed", bound(text)
+	}
+	return s
+}
+
+// candidates parses tool output into candidates on changed files, sorted
+// and deduplicated, at most maxCandidates.
+func candidates(dir, text, names string, changed map[string]bool) []Candidate {
+	var out []Candidate
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			continue
+		}
+		c := Candidate{File: line, Message: names}
+		if names == "" {
+			m := diagnostic.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			c.File, c.Message = m[1], m[3]
+			c.Line, _ = strconv.Atoi(m[2])
+		}
+		if filepath.IsAbs(c.File) {
+			if rel, err := filepath.Rel(dir, c.File); err == nil {
+				c.File = rel
+			}
+		}
+		c.File = path.Clean(filepath.ToSlash(c.File))
+		if changed[c.File] {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, cmpCandidate)
+	out = slices.Compact(out)
+	return out[:min(len(out), maxCandidates)]
+}
+
+func cmpCandidate(a, b Candidate) int {
+	if c := strings.Compare(a.File, b.File); c != 0 {
+		return c
+	}
+	if a.Line != b.Line {
+		return a.Line - b.Line
+	}
+	return strings.Compare(a.Message, b.Message)
+}
+
+// bound keeps the last maxSignalOut bytes of a tool's output, where the
+// error usually is.
+func bound(s string) string {
+	if len(s) <= maxSignalOut {
+		return s
+	}
+	return "…" + strings.ToValidUTF8(s[len(s)-maxSignalOut:], "")
+}
