@@ -271,7 +271,11 @@ func TestReviewersSeeTheChange(t *testing.T) {
 			t.Errorf("unexpected finding %+v", f)
 		}
 	}
-	for _, c := range s.subagentCalls("whetstone:fixer") {
+	fixerCalls := s.subagentCalls("whetstone:fixer")
+	if len(fixerCalls) == 0 || len(s.reviewerCalls()) == 0 {
+		t.Fatalf("%d fixer and %d reviewer model calls; want some of each", len(fixerCalls), len(s.reviewerCalls()))
+	}
+	for _, c := range fixerCalls {
 		if ids := fixerIDs.FindAllString(c.req.FirstUserText(), -1); len(ids) != 1 {
 			t.Errorf("the fixer was asked to fix %v, want exactly one finding", ids)
 		}

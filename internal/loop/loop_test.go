@@ -2,6 +2,7 @@ package loop
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,5 +168,44 @@ func TestDecode(t *testing.T) {
 	}
 	if diff := cmp.Diff(r, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+// TestPromptsStateTheRunsRuleAndTheChange: what every agent reads names the
+// files that hold the change and states the blocking rule with this run's
+// numbers; each reviewer is asked to check only the fixes of findings it
+// raised; dispatch lines carry run_in_background as configured.
+func TestPromptsStateTheRunsRuleAndTheChange(t *testing.T) {
+	s := Settings{Depth: "standard", MaxIterations: 5, ConfidenceThreshold: 70, BlockingSeverity: "medium", PreExistingBlocks: true}
+	r := New("r-1", "s", s, []string{"critic", "pedant"}, t0)
+	rule := review.Rule(70, "medium", true)
+	for _, name := range []string{"critic", "pedant"} {
+		p := r.Prompt(name)
+		for _, want := range []string{rule, ".whetstone/runs/r-1/iter-1/diff.patch", ".whetstone/runs/r-1/context.json", "none below confidence 70"} {
+			if !strings.Contains(p, want) {
+				t.Errorf("%s's prompt lacks %q:\n%s", name, want, p)
+			}
+		}
+	}
+	if !strings.Contains(r.Instructions(), `"run_in_background":false`) {
+		t.Errorf("dispatch lines do not carry run_in_background false:\n%s", r.Instructions())
+	}
+	r.ConcludeReview([]review.Report{bug("wrong sum"), {Reviewer: "pedant", Verdict: "clean"}}, review.Diff{}, t0)
+	for _, name := range []string{"fixer"} {
+		if p := r.Prompt(name); !strings.Contains(p, rule) || !strings.Contains(p, "- F-0001 [high] a.go:1 wrong sum") {
+			t.Errorf("fixer prompt:\n%s", p)
+		}
+	}
+	r.ConcludeFix(&review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: "fixed"}}}, t0)
+	critic, pedant := r.Prompt("critic"), r.Prompt("pedant")
+	if !strings.Contains(critic, "one fix_checks entry each: F-0001.") || !strings.Contains(critic, "iter-2/fix.patch") {
+		t.Errorf("critic, who raised F-0001, is not asked to check it:\n%s", critic)
+	}
+	if strings.Contains(pedant, "fix_checks entry") {
+		t.Errorf("pedant raised nothing but is asked to check fixes:\n%s", pedant)
+	}
+	r.Settings.Background = true
+	if !strings.Contains(r.Instructions(), `"run_in_background":true`) {
+		t.Errorf("background dispatch not carried:\n%s", r.Instructions())
 	}
 }
