@@ -12,6 +12,7 @@ import (
 
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
 // Verdict is verdict.json: one review round's merged findings and outcome.
@@ -85,11 +86,19 @@ func (a *App) finish(proj Project, r *loop.Run) error {
 	if err := writeFile(filepath.Join(dir, "report.json"), data); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, "report.md"), []byte(Markdown(r)))
+	return writeFile(filepath.Join(dir, "report.md"), []byte(Markdown(r, proj.Change(r.ID))))
 }
 
-// Markdown renders a run as a human report.
-func Markdown(r *loop.Run) string {
+// Change returns a run's context.json, or the zero Context when it cannot
+// be read: a report is still worth writing without it.
+func (p Project) Change(id string) scope.Context {
+	c, _ := loadContext(p.runDir(id))
+	return c
+}
+
+// Markdown renders a run as a human report: the verdict, what was reviewed
+// (and what triage skipped), every finding, the history.
+func Markdown(r *loop.Run, change scope.Context) string {
 	var b strings.Builder
 	w := bufio.NewWriter(&b)
 	fmt.Fprintf(w, "# whetstone review %s\n\n", r.ID)
@@ -103,12 +112,27 @@ func Markdown(r *loop.Run) string {
 		fmt.Fprintf(w, "Error: %s\n\n", r.Error)
 	}
 	fmt.Fprintf(w, "Depth %s · reviewers: %s\n\n", r.Settings.Depth, strings.Join(r.Roster, ", "))
+	if change.Description != "" {
+		fmt.Fprintf(w, "Reviewed: %s; %d file(s).\n\n", change.Description, len(change.Files))
+	}
+	for _, f := range change.Files {
+		if f.Triage == "skip" {
+			fmt.Fprintf(w, "- skipped by triage: `%s` (%s)\n", f.Path, f.TriageReason)
+		}
+	}
+	if len(change.Skipped) > 0 {
+		w.WriteString("\n")
+	}
 	if len(r.Findings) == 0 {
 		w.WriteString("No findings.\n")
 	} else {
 		w.WriteString("| id | status | severity | conf. | location | title | reviewers | fixer |\n|---|---|---|---|---|---|---|---|\n")
 		for _, e := range r.Findings {
-			fmt.Fprintf(w, "| %s | %s | %s | %d | `%s:%d` | %s | %s | %s |\n", e.ID, e.Status, e.Severity, e.Confidence,
+			status := e.Status
+			if e.PreExisting {
+				status += " (pre-existing)"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %d | `%s:%d` | %s | %s | %s |\n", e.ID, status, e.Severity, e.Confidence,
 				e.File, e.Line, strings.ReplaceAll(e.Title, "|", "\\|"), strings.Join(e.Reviewers, ", "), e.Claim)
 		}
 	}

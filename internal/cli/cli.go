@@ -121,13 +121,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				Usage: "print the latest run's report",
 				Flags: []urfave.Flag{&urfave.StringFlag{Name: "format", Value: "md", Usage: "md or json"}, runFlag},
 				Action: func(c *urfave.Context) error {
-					_, r, err := pickRun(c.String("run"), false)
+					proj, r, err := pickRun(c.String("run"), false)
 					if err != nil {
 						return err
 					}
 					switch c.String("format") {
 					case "md":
-						_, err = io.WriteString(stdout, app.Markdown(r))
+						_, err = io.WriteString(stdout, app.Markdown(r, proj.Change(r.ID)))
 					case "json":
 						enc := json.NewEncoder(stdout)
 						enc.SetIndent("", "  ")
