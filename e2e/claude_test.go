@@ -14,6 +14,20 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/fakemodel"
 )
 
+// maxFunc ends calc.go in the base and in the change alike.
+const maxFunc = `
+// Max returns the largest element of xs.
+func Max(xs []int) int {
+	best := 0
+	for _, x := range xs {
+		if x > best {
+			best = x
+		}
+	}
+	return best
+}
+`
+
 // The sample project: Sum is correct in the base commit; the uncommitted
 // change plants an off-by-one and adds Mean. Max (lines 17-26 after the
 // change) is old code the change does not touch.
@@ -30,18 +44,7 @@ func Sum(xs []int) int {
 	}
 	return total
 }
-
-// Max returns the largest element of xs.
-func Max(xs []int) int {
-	best := 0
-	for _, x := range xs {
-		if x > best {
-			best = x
-		}
-	}
-	return best
-}
-`,
+` + maxFunc,
 	}
 	changedFiles = map[string]string{
 		"calc.go": `package calc
@@ -59,18 +62,7 @@ func Sum(xs []int) int {
 func Mean(xs []int) int {
 	return Sum(xs) / len(xs)
 }
-
-// Max returns the largest element of xs.
-func Max(xs []int) int {
-	best := 0
-	for _, x := range xs {
-		if x > best {
-			best = x
-		}
-	}
-	return best
-}
-`,
+` + maxFunc,
 	}
 	offByOne = fakemodel.Finding{
 		Severity: "high", Category: "correctness", File: "calc.go", Line: 6,

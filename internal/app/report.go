@@ -115,12 +115,14 @@ func Markdown(r *loop.Run, change scope.Context) string {
 	if change.Description != "" {
 		fmt.Fprintf(w, "Reviewed: %s; %d file(s).\n\n", change.Description, len(change.Files))
 	}
+	skipped := 0
 	for _, f := range change.Files {
 		if f.Triage == "skip" {
 			fmt.Fprintf(w, "- skipped by triage: `%s` (%s)\n", f.Path, f.TriageReason)
+			skipped++
 		}
 	}
-	if len(change.Skipped) > 0 {
+	if skipped > 0 {
 		w.WriteString("\n")
 	}
 	if len(r.Findings) == 0 {

@@ -49,7 +49,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 		return refuse(err)
 	}
 	if r := a.resumable(proj, p.SessionID); r != nil && !args.Restart {
-		return hook.Context("UserPromptSubmit", "Resuming the whetstone run already active in this session (use --restart for a new one).\n"+r.Instructions()), nil
+		return resuming(r), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
 	defer cancel()
@@ -72,7 +72,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 			case errors.Is(err, loop.ErrNewerVersion):
 				return nil, err
 			case err == nil && r.Active() && !args.Restart:
-				resp = hook.Context("UserPromptSubmit", "Resuming the whetstone run already active in this session (use --restart for a new one).\n"+r.Instructions())
+				resp = resuming(r)
 				return nil, nil
 			case err == nil && r.Active():
 				if _, err := a.Update(proj, id, func(r *loop.Run) error {
@@ -100,6 +100,10 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 		return refuse(err)
 	}
 	return resp, nil
+}
+
+func resuming(r *loop.Run) *hook.Response {
+	return hook.Context("UserPromptSubmit", "Resuming the whetstone run already active in this session (use --restart for a new one).\n"+r.Instructions())
 }
 
 // resumable returns the session's active run, read without the lock, or nil.
@@ -222,7 +226,6 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 		var next scope.Context
 		var diff, fix []byte
 		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev); err == nil {
-			next.Iteration = r.Iteration
 			err = writeRound(dir, next, diff, fix)
 		}
 	}

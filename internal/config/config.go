@@ -121,7 +121,8 @@ func IsCommand(prompt string) bool {
 }
 
 // ParseArgs parses the words after /whetstone:review. Words that are not
-// flags form the scope text.
+// flags are the scope's paths or globs; which scope flags may combine is
+// internal/scope's to decide.
 func ParseArgs(prompt string) (Args, error) {
 	var a Args
 	words := strings.Fields(strings.TrimPrefix(strings.TrimLeft(prompt, " \t\r\n"), Command))
@@ -202,15 +203,6 @@ func ParseArgs(prompt string) (Args, error) {
 			return a, fmt.Errorf("unknown flag --%s (flags: paths or globs, --since REF, --staged, --uncommitted, --last-commit, --force, --depth quick|standard|deep, --max-iterations N, --reviewers a,b, --restart)", name)
 		}
 	}
-	modes := 0
-	for _, on := range []bool{a.Since != "", a.Staged, a.Uncommitted, a.LastCommit} {
-		if on {
-			modes++
-		}
-	}
-	if modes > 1 {
-		return a, fmt.Errorf("--since, --staged, --uncommitted and --last-commit choose what to review; give at most one")
-	}
 	return a, nil
 }
 
@@ -274,12 +266,12 @@ func Resolve(f File, a Args) (loop.Settings, error) {
 // otherwise the depth's core reviewers plus the specialists the change calls
 // for, then whetstone.json's reviewers switches.
 func Roster(s loop.Settings, f File, specialists []scope.Specialist) []string {
+	if len(s.Reviewers) > 0 {
+		return slices.Clone(s.Reviewers)
+	}
 	var signals []string
 	for _, sp := range specialists {
 		signals = append(signals, sp.Name)
-	}
-	if len(s.Reviewers) > 0 {
-		return slices.Clone(s.Reviewers)
 	}
 	var out []string
 	base := Core

@@ -23,7 +23,6 @@ func TestParseArgs(t *testing.T) {
 		{"/whetstone:review --staged", Args{Staged: true}, ""},
 		{"/whetstone:review --uncommitted", Args{Uncommitted: true}, ""},
 		{"/whetstone:review --last-commit", Args{LastCommit: true}, ""},
-		{"/whetstone:review --staged --last-commit", Args{}, "give at most one"},
 		{"/whetstone:review --since", Args{}, "--since needs a value"},
 		{"/whetstone:review --force=1", Args{}, "--force takes no value"},
 		{"/whetstone:review --depth", Args{}, "--depth needs a value"},

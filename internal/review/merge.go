@@ -316,6 +316,7 @@ func match(ledger []Entry, groups []*group) []int {
 		score float64
 	}
 	var pairs []pair
+	wordings := map[int][][]string{} // ledger index → the words of each title it was seen under
 	for gi, g := range groups {
 		if out[gi] >= 0 {
 			continue
@@ -324,7 +325,13 @@ func match(ledger []Entry, groups []*group) []int {
 			if taken[i] {
 				continue
 			}
-			if s := score(ledger[i], g); s > 0 {
+			if wordings[i] == nil {
+				wordings[i] = append(wordings[i], words(ledger[i].Title))
+				for _, t := range ledger[i].Titles {
+					wordings[i] = append(wordings[i], words(t))
+				}
+			}
+			if s := score(ledger[i], wordings[i], g); s > 0 {
 				pairs = append(pairs, pair{gi, i, s})
 			}
 		}
@@ -340,15 +347,11 @@ func match(ledger []Entry, groups []*group) []int {
 	return out
 }
 
-// score rates how likely a group is a new sighting of a ledger entry: 0 for
-// not at all, otherwise higher for more similar titles and nearer lines.
-func score(e Entry, g *group) float64 {
+// score rates how likely a group is a new sighting of a ledger entry, whose
+// wordings are given as word sets: 0 for not at all, otherwise higher for
+// more similar titles and nearer lines.
+func score(e Entry, ew [][]string, g *group) float64 {
 	best := 0.0
-	ew := make([][]string, 0, 1+len(e.Titles))
-	ew = append(ew, words(e.Title))
-	for _, t := range e.Titles {
-		ew = append(ew, words(t))
-	}
 	for _, m := range g.members {
 		dist := distance(m.f, Finding{Line: e.Line, EndLine: e.EndLine})
 		sim := 0.0
