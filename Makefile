@@ -4,7 +4,7 @@ GO ?= go
 CACHE ?= $(CURDIR)/.cache
 export WHETSTONE_CACHE := $(CACHE)
 
-.PHONY: build test unit e2e fuzz bench demo claude clean generate
+.PHONY: build test unit e2e fuzz bench demo claude bwrap clean generate
 
 build: bin/whetstone
 
@@ -16,11 +16,16 @@ bin/whetstone: go.mod go.sum VERSION $(shell find cmd internal -name '*.go' -not
 claude:
 	@./scripts/install-claude >/dev/null
 
+# bwrap installs bubblewrap when it is missing (root on Debian/Ubuntu), so
+# that the sandbox tests run; elsewhere it prints a notice and they skip.
+bwrap:
+	@./scripts/install-bwrap
+
 test: unit e2e
 
 # unit runs the Go tests (unit, testscript, concurrency, crash), the race
 # detector, and a short fuzz pass over every decoder and validator.
-unit: build
+unit: build bwrap
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 	$(MAKE) fuzz FUZZTIME=20000x

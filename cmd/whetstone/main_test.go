@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,8 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("WHETSTONE_NOW", "2026-11-20T10:00:00Z")
+			// Each script has its own key, outside the project.
+			env.Setenv("WHETSTONE_STATE_DIR", filepath.Join(env.WorkDir, "..", "state-"+filepath.Base(env.WorkDir)))
 			env.Setenv("FIXTURES", fixtures)
 			env.Setenv("GIT_AUTHOR_NAME", "t")
 			env.Setenv("GIT_AUTHOR_EMAIL", "t@example.org")
@@ -48,8 +51,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"payload":  cmdPayload,
-			"exitcode": cmdExitcode,
+			"payload":   cmdPayload,
+			"exitcode":  cmdExitcode,
+			"cmpsealed": cmdCmpSealed,
 		},
 	})
 }
@@ -101,5 +105,27 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}
+
+// sealRE matches the MAC whetstone adds to a stored report; its value
+// depends on the per-script key.
+var sealRE = regexp.MustCompile(`,"mac":"[0-9a-f]{64}"\}\n?$`)
+
+// cmdCmpSealed compares a sealed report with its expected content: the
+// file must carry a seal, and without it must equal WANT.
+//
+//	cmpsealed FILE WANT
+func cmdCmpSealed(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cmpsealed FILE WANT")
+	}
+	got := ts.ReadFile(args[0])
+	if !sealRE.MatchString(got) {
+		ts.Fatalf("%s carries no seal", args[0])
+	}
+	got = sealRE.ReplaceAllString(got, "}")
+	if want := ts.ReadFile(args[1]); strings.TrimSpace(got) != strings.TrimSpace(want) {
+		ts.Fatalf("%s without its seal differs from %s:\n%s\nwant:\n%s", args[0], args[1], got, want)
 	}
 }

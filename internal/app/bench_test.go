@@ -20,7 +20,7 @@ import (
 // whole processes; docs/performance.md has both.
 
 func benchApp() *app.App {
-	return &app.App{Now: time.Now, Getenv: func(string) string { return "" }, Log: io.Discard}
+	return &app.App{Now: time.Now, Getenv: testGetenv, Log: io.Discard}
 }
 
 func fixture(b *testing.B, name string) map[string]any {
@@ -138,6 +138,7 @@ func BenchmarkConcludeReview(b *testing.B) {
 	}
 	for _, n := range coreReviewers {
 		runHook(b, a, "pre-tool-use", dispatchPayload(b, session, dir, n))
+		runHook(b, a, "subagent-start", startAgentPayload(b, session, dir, "whetstone:"+n, "agent-"+n))
 	}
 	for _, n := range coreReviewers[:4] {
 		if out := runHook(b, a, "subagent-stop", stop(n)); out != nil {

@@ -8,12 +8,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
-	"github.com/whetstone-dev/whetstone/internal/shell"
+	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
 // errUnchanged tells Update to write nothing.
@@ -24,6 +25,7 @@ var Events = map[string]string{
 	"session-start":      "SessionStart",
 	"user-prompt-submit": "UserPromptSubmit",
 	"pre-tool-use":       "PreToolUse",
+	"subagent-start":     "SubagentStart",
 	"subagent-stop":      "SubagentStop",
 	"stop":               "Stop",
 }
@@ -43,25 +45,130 @@ func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
 	}
 	proj := Project{Root: FindRoot(cwd)}
 	if event == "user-prompt-submit" && config.IsCommand(p.Prompt) {
+		if err := a.keyed(&proj); err != nil {
+			return hook.Block(fmt.Sprintf("whetstone: %v. No review was started.", err)), nil
+		}
 		return a.startRun(proj, p)
 	}
 	id := proj.RunOf(p.SessionID)
 	if id == "" {
 		return nil, nil
 	}
+	if err := a.keyed(&proj); err != nil {
+		return a.release(proj, event, p.SessionID, id, err.Error()), nil
+	}
+	body, err := proj.store(id).Read()
+	if err != nil {
+		// A newer whetstone seals its own way: its state is never rewritten,
+		// the session is let go. Anything else that does not verify was
+		// changed outside whetstone: the run ends as error.
+		if v := proj.version(id); v > loop.Version {
+			return a.release(proj, event, p.SessionID, id, fmt.Sprintf("its state was written by a newer whetstone (state version %d; this one reads %d); upgrade whetstone", v, loop.Version)), nil
+		}
+		if !errors.Is(err, state.ErrTampered) {
+			return a.release(proj, event, p.SessionID, id, err.Error()), nil
+		}
+		a.fail(proj, id, err)
+		if body, err = proj.store(id).Read(); err != nil {
+			return a.release(proj, event, p.SessionID, id, err.Error()), nil
+		}
+	}
+	a.tick(proj, id, body)
 	switch event {
 	case "session-start":
 		return a.sessionStart(proj, id, p)
 	case "user-prompt-submit":
 		return a.promptDuringRun(proj, id)
 	case "pre-tool-use":
-		return a.preToolUse(proj, id, p)
+		return a.preToolUse(proj, id, p, body)
+	case "subagent-start":
+		return a.subagentStart(proj, id, p)
 	case "subagent-stop":
 		return a.subagentStop(proj, id, p)
 	case "stop":
 		return a.stop(proj, id, p)
 	}
 	return nil, fmt.Errorf("unknown hook event %q", event)
+}
+
+// keyed loads the per-user key into proj, once per process.
+func (a *App) keyed(proj *Project) error {
+	a.keyOnce.Do(func() {
+		a.keyPath, a.keyErr = state.KeyPath(a.Getenv)
+		if a.keyErr == nil {
+			a.key, a.keyErr = state.LoadKey(a.keyPath)
+		}
+	})
+	proj.Key, proj.keyPath = a.key, a.keyPath
+	if a.keyErr != nil {
+		return fmt.Errorf("whetstone cannot use its key (%v)", a.keyErr)
+	}
+	return nil
+}
+
+// release lets go of a session whose run cannot be continued (its
+// directory was deleted, it was written by a newer whetstone, the key is
+// unusable): the session no longer owns the run, so no later hook is
+// blocked, and the model and the user are told once.
+func (a *App) release(proj Project, event, session, id, why string) *hook.Response {
+	_ = os.Remove(proj.sessionFile(session))
+	msg := fmt.Sprintf("whetstone released this session from run %s: %s. Nothing is enforced any more; `whetstone status` shows the run and `whetstone abort --run %s` ends it.", id, why, id)
+	fmt.Fprintln(a.Log, msg)
+	switch event {
+	case "stop", "subagent-stop":
+		return hook.Message(msg)
+	}
+	return hook.Context(Events[event], msg)
+}
+
+// fail stops a run whose state or reports do not verify as error: the run
+// can never end with a verdict from state nobody can vouch for.
+func (a *App) fail(proj Project, id string, why error) {
+	st := proj.store(id)
+	err := st.Repair(func(old []byte) ([]byte, error) {
+		now := a.Now()
+		if old != nil {
+			// Loses nothing: what was found is kept for whoever investigates.
+			aside := fmt.Sprintf("%s.unverified-%d", st.Path, now.UnixNano())
+			if err := writeFile(aside, old); err != nil {
+				fmt.Fprintf(a.Log, "run %s: keeping the unverified state aside: %v\n", id, err)
+			}
+		}
+		r, err := loop.Decode(old)
+		if err != nil || !r.Active() {
+			r = &loop.Run{Version: loop.Version, ID: id, Phase: loop.Review, Created: now, Agents: map[string]*loop.Agent{}}
+		}
+		r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("its state changed outside whetstone (%v); what was found is kept as state.json.unverified-*", why)})
+		if err := a.finish(proj, r); err != nil {
+			fmt.Fprintf(a.Log, "run %s: %v\n", id, err)
+		}
+		return r.Encode(now)
+	})
+	if err != nil {
+		fmt.Fprintf(a.Log, "run %s: marking it as error failed: %v\n", id, err)
+	}
+}
+
+// tick stops an active run whose time budget is spent, at whatever hook
+// notices first. It reads only the state's settings and creation time.
+func (a *App) tick(proj Project, id string, body []byte) {
+	minutes := gjson.GetBytes(body, "settings.budget_minutes").Int()
+	if minutes <= 0 {
+		return
+	}
+	created := gjson.GetBytes(body, "created").Time()
+	if a.Now().Sub(created) < time.Duration(minutes)*time.Minute {
+		return
+	}
+	_, err := a.Update(proj, id, func(r *loop.Run) error {
+		if r.Apply(&loop.Event{Kind: loop.Tick, Now: a.Now()}) == "" {
+			return errUnchanged
+		}
+		return a.finish(proj, r)
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		fmt.Fprintf(a.Log, "run %s: budget check: %v\n", id, err)
+	}
 }
 
 // active loads the session's run when it is still running; nil otherwise.
@@ -113,18 +220,6 @@ func agentName(agentType string) string {
 	return name
 }
 
-var editTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
-
-func (a *App) preToolUse(proj Project, id string, p hook.Payload) (*hook.Response, error) {
-	switch {
-	case p.ToolName == "Agent" || p.ToolName == "Task":
-		return a.dispatchGate(proj, id, p)
-	case slices.Contains(editTools, p.ToolName) || p.ToolName == "Bash":
-		return a.editGate(proj, id, p)
-	}
-	return nil, nil
-}
-
 func (a *App) dispatchGate(proj Project, id string, p hook.Payload) (*hook.Response, error) {
 	name := agentName(p.ToolInput.Get("subagent_type").String())
 	if name == "" {
@@ -150,75 +245,6 @@ func (a *App) dispatchGate(proj Project, id string, p hook.Payload) (*hook.Respo
 	return nil, nil
 }
 
-// editGate keeps everyone but the fixer, in the fix phase, from changing
-// the project during a run. It reads state without the lock: a gate decision
-// needs one consistent snapshot, and renames guarantee that.
-func (a *App) editGate(proj Project, id string, p hook.Payload) (*hook.Response, error) {
-	data, err := proj.store(id).Read()
-	if err != nil {
-		return hook.Deny(fmt.Sprintf("whetstone cannot read the state of run %s (%v); no edits until that is fixed (run `whetstone status`)", id, err)), nil
-	}
-	if v := gjson.GetBytes(data, "version").Int(); v > loop.Version {
-		return hook.Deny(fmt.Sprintf("whetstone run %s was written by a newer whetstone (state version %d); upgrade whetstone to continue", id, v)), nil
-	}
-	phase := loop.Phase(gjson.GetBytes(data, "phase").String())
-	if phase == loop.Done || phase == loop.Stopped {
-		return nil, nil
-	}
-	name := agentName(p.AgentType)
-	if name == "fixer" && phase == loop.Fix {
-		if p.ToolName == "Bash" {
-			return nil, nil
-		}
-		return fixerPath(proj, p), nil
-	}
-	who := "the orchestrator"
-	switch {
-	case name != "":
-		who = "whetstone:" + name
-	case p.AgentType != "":
-		who = p.AgentType
-	}
-	if p.ToolName == "Bash" {
-		reason, write := shell.WriteShaped(p.ToolInput.Get("command").String())
-		if !write {
-			return nil, nil
-		}
-		return hook.Deny(fmt.Sprintf("whetstone run %s: %s is read-only and this command could change the project (%s). Use read-only commands (git diff, git log, grep, go test, cat) and put what you found in your report.", id, who, reason)), nil
-	}
-	switch {
-	case name != "" && name != "fixer":
-		return hook.Deny(fmt.Sprintf("whetstone run %s: %s is a read-only agent and may not %s files. Report the problem as a finding with a suggestion; whetstone:fixer makes the changes.", id, who, strings.ToLower(p.ToolName))), nil
-	case name == "fixer":
-		return hook.Deny(fmt.Sprintf("whetstone run %s is in the %s phase; whetstone:fixer may edit only in the fix phase.", id, phase)), nil
-	default:
-		return hook.Deny(fmt.Sprintf("whetstone run %s is in progress (%s phase): only whetstone:fixer may change files, in the fix phase. Do not edit files yourself; follow whetstone's instructions and dispatch the agents they name.", id, phase)), nil
-	}
-}
-
-// fixerPath lets the fixer edit files inside the project, but not whetstone's
-// own state or configuration.
-func fixerPath(proj Project, p hook.Payload) *hook.Response {
-	path := p.ToolInput.Get("file_path").String()
-	if path == "" {
-		path = p.ToolInput.Get("notebook_path").String()
-	}
-	if path == "" {
-		return hook.Deny("whetstone: this edit names no file_path")
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(proj.Root, path)
-	}
-	rel, err := filepath.Rel(proj.Root, filepath.Clean(path))
-	switch {
-	case err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)):
-		return hook.Deny(fmt.Sprintf("whetstone: %s is outside the project (%s); the fixer edits only project files.", path, proj.Root))
-	case rel == ".whetstone" || strings.HasPrefix(rel, ".whetstone"+string(filepath.Separator)) || rel == "whetstone.json":
-		return hook.Deny(fmt.Sprintf("whetstone: %s belongs to whetstone itself; the fixer changes only the project's code.", rel))
-	}
-	return nil
-}
-
 // stopBlockLimit is how many consecutive Stop blocks whetstone issues before
 // it stops the run as no_progress: one fewer than Claude Code's block cap,
 // so the client never overrides a block silently.
@@ -233,9 +259,6 @@ func (a *App) stopBlockLimit() int {
 func (a *App) stop(proj Project, id string, p hook.Payload) (*hook.Response, error) {
 	r, err := proj.Load(id)
 	if err != nil && !errors.Is(err, errCorrupt) {
-		if errors.Is(err, loop.ErrNewerVersion) {
-			return hook.Message("whetstone: " + err.Error()), nil
-		}
 		return nil, err
 	}
 	if r != nil && r.Active() && waiting(r, p.Background) {
@@ -251,12 +274,10 @@ func (a *App) stop(proj Project, id string, p hook.Payload) (*hook.Response, err
 			if waiting(r, p.Background) {
 				return errUnchanged
 			}
-			if r.StopBlocks < a.stopBlockLimit() {
-				r.StopBlocks++
+			if r.Apply(&loop.Event{Kind: loop.Idle, Now: now, Limit: a.stopBlockLimit()}) == "remind" {
 				resp = hook.Block(r.Instructions())
 				return nil
 			}
-			r.Stop(loop.NoProgress, fmt.Sprintf("the orchestrator ended its turn %d times without dispatching the agents whetstone asked for", r.StopBlocks+1), now)
 			if err := a.finish(proj, r); err != nil {
 				return err
 			}
@@ -283,4 +304,29 @@ func waiting(r *loop.Run, tasks []hook.Task) bool {
 		}
 	}
 	return false
+}
+
+// subagentStart registers a whetstone agent's instance with the current
+// phase and iteration: only registered instances' reports count, so a
+// straggler from an earlier iteration or an agent the phase does not
+// expect is ignored when it stops.
+func (a *App) subagentStart(proj Project, id string, p hook.Payload) (*hook.Response, error) {
+	name := agentName(p.AgentType)
+	if name == "" || p.AgentID == "" {
+		return nil, nil
+	}
+	_, err := a.Update(proj, id, func(r *loop.Run) error {
+		if _, known := r.Instances[p.AgentID]; known {
+			return errUnchanged
+		}
+		if !r.Register(name, p.AgentID) {
+			fmt.Fprintf(a.Log, "subagent-start: %s (%s) is not expected by run %s (%s phase, iteration %d); its report will not count\n", p.AgentType, p.AgentID, id, r.Phase, r.Iteration)
+			return errUnchanged
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return nil, err
+	}
+	return nil, nil
 }

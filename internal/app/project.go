@@ -14,9 +14,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/loop"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
+	"github.com/whetstone-dev/whetstone/internal/sandbox"
 	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
@@ -25,10 +29,30 @@ type App struct {
 	Now    func() time.Time
 	Getenv func(string) string
 	Log    io.Writer // debug log; io.Discard unless WHETSTONE_DEBUG is set
+	Stderr io.Writer // the CLI's warnings
+	// Sandbox finds bubblewrap; nil means sandbox.Find. Tests replace it.
+	Sandbox func() (bwrap string, ok bool)
+
+	keyOnce sync.Once
+	key     state.Key
+	keyPath string
+	keyErr  error
 }
 
-// Project is a project root and its .whetstone directory.
-type Project struct{ Root string }
+// Project is a project root and its .whetstone directory, with the key that
+// seals its state (loaded only once a session is known to own a run).
+type Project struct {
+	Root    string
+	Key     state.Key
+	keyPath string
+}
+
+func (a *App) sandbox() (string, bool) {
+	if a.Sandbox != nil {
+		return a.Sandbox()
+	}
+	return sandbox.Find()
+}
 
 // FindRoot returns the nearest ancestor of dir holding .git, or dir itself.
 // Claude Code runs hooks in the launch directory, which may be a subfolder.
@@ -53,16 +77,83 @@ func (p Project) dir(parts ...string) string {
 func (p Project) sessionFile(session string) string { return p.dir("sessions", session) }
 func (p Project) runDir(id string) string           { return p.dir("runs", id) }
 func (p Project) store(id string) state.Store {
-	return state.Store{Path: filepath.Join(p.runDir(id), "state.json")}
+	return state.Store{Path: filepath.Join(p.runDir(id), "state.json"), Root: p.Root, Key: p.Key}
 }
 
-// RunOf returns the id of the run a session owns, or "" for none.
+// sessions is the store of the file naming a session's run: plain text,
+// no seal (it names a run; the run's own state is sealed).
+func (p Project) sessions(session string) state.Store {
+	return state.Store{Path: p.sessionFile(session), Root: p.Root}
+}
+
+// maxReport caps a stored report (a valid one is far smaller).
+const maxReport = 4 << 20
+
+// writeReport stores a validated report in the run's current iteration,
+// sealed so that a report changed afterwards is detected.
+func (p Project) writeReport(r *loop.Run, file string, data []byte) error {
+	path := filepath.Join(p.runDir(r.ID), fmt.Sprintf("iter-%d", r.Iteration), file)
+	name, err := state.Name(p.Root, path)
+	if err != nil {
+		return err
+	}
+	return state.WriteOwn(p.Root, path, state.Seal(p.Key, state.KindReport, name, data))
+}
+
+// readReport reads and verifies a report of the run's current iteration.
+func (p Project) readReport(r *loop.Run, file string) ([]byte, error) {
+	path := filepath.Join(p.runDir(r.ID), fmt.Sprintf("iter-%d", r.Iteration), file)
+	name, err := state.Name(p.Root, path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := safeio.ReadOwn(p.Root, path, maxReport)
+	if err != nil {
+		return nil, err
+	}
+	return state.Open(p.Key, state.KindReport, name, data)
+}
+
+// maxSessionFile caps a session file, which holds one run id.
+const maxSessionFile = 4 << 10
+
+// RunOf returns the id of the run a session owns, or "" for none. This is
+// the whole cost of a hook in a session without a run: one failed open.
 func (p Project) RunOf(session string) string {
-	b, err := os.ReadFile(p.sessionFile(session))
+	b, err := safeio.ReadFile(p.sessionFile(session), maxSessionFile, true)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(b))
+	id := strings.TrimSpace(string(b))
+	if !validRunID(id) {
+		return ""
+	}
+	return id
+}
+
+// validRunID reports whether id can name a directory under .whetstone/runs.
+func validRunID(id string) bool {
+	if id == "" || len(id) > 160 || id[0] == '.' || id[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// version peeks at the format version of a run's state file without
+// verifying it (0 when unreadable): a file from a newer whetstone is left
+// alone rather than judged forged.
+func (p Project) version(id string) int64 {
+	data, err := safeio.ReadOwn(p.Root, filepath.Join(p.runDir(id), "state.json"), state.MaxState)
+	if err != nil {
+		return 0
+	}
+	return gjson.GetBytes(data, "version").Int()
 }
 
 // errCorrupt marks a state file that could not be decoded.
@@ -72,6 +163,9 @@ var errCorrupt = errors.New("corrupt state")
 func (p Project) Load(id string) (*loop.Run, error) {
 	data, err := p.store(id).Read()
 	if err != nil {
+		if v := p.version(id); v > loop.Version {
+			return nil, fmt.Errorf("run %s: %w (version %d; this binary reads version %d): upgrade whetstone", id, loop.ErrNewerVersion, v, loop.Version)
+		}
 		return nil, fmt.Errorf("read state of run %s: %w", id, err)
 	}
 	r, err := loop.Decode(data)
@@ -103,7 +197,7 @@ func (a *App) Update(p Project, id string, fn func(r *loop.Run) error) (*loop.Ru
 				return nil, fmt.Errorf("%v; and keeping it aside failed: %w", err, werr)
 			}
 			r = &loop.Run{Version: loop.Version, ID: id, Phase: loop.Review, Created: now, Agents: map[string]*loop.Agent{}}
-			r.Stop(loop.Error, fmt.Sprintf("state.json could not be read (%v); the damaged file is kept as %s", err, filepath.Base(aside)), now)
+			r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("state.json could not be read (%v); the damaged file is kept as %s", err, filepath.Base(aside))})
 			fmt.Fprintf(a.Log, "run %s: corrupt state kept aside at %s\n", id, aside)
 			recovered = true
 		}
@@ -118,8 +212,15 @@ func (a *App) Update(p Project, id string, fn func(r *loop.Run) error) (*loop.Ru
 	return out, err
 }
 
-// writeFile writes one of a run's files atomically.
-func writeFile(path string, data []byte) error { return state.WriteFile(path, data) }
+// writeFile writes one of a run's files atomically, refusing to go through
+// a symlinked directory.
+func writeFile(path string, data []byte) error {
+	root, _, ok := strings.Cut(path, string(filepath.Separator)+".whetstone"+string(filepath.Separator))
+	if !ok {
+		return state.WriteFile(path, data)
+	}
+	return state.WriteOwn(root, path, data)
+}
 
 // marshal renders one of a run's JSON files: indented, ending in a newline,
 // and without HTML escaping, so code excerpts stay readable.
@@ -134,33 +235,48 @@ func marshal(v any) []byte {
 	return b.Bytes()
 }
 
-// Runs loads every run of the project, oldest update first. Runs whose state
-// cannot be read are skipped.
-func (p Project) Runs() ([]*loop.Run, error) {
-	entries, err := os.ReadDir(p.dir("runs"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var runs []*loop.Run
-	for _, e := range entries {
-		if r, err := p.Load(e.Name()); err == nil {
-			runs = append(runs, r)
-		}
-	}
-	slices.SortStableFunc(runs, func(a, b *loop.Run) int { return a.Updated.Compare(b.Updated) })
-	return runs, nil
+// Open finds the project holding dir and loads the key that verifies its
+// runs.
+func (a *App) Open(dir string) (Project, error) {
+	proj := Project{Root: FindRoot(dir)}
+	return proj, a.keyed(&proj)
 }
 
-// Abort stops an active run as aborted.
+// Runs loads every run of the project, oldest update first, and says why
+// each run it could not load was left out.
+func (p Project) Runs() (runs []*loop.Run, unreadable []error, err error) {
+	entries, err := os.ReadDir(p.dir("runs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		r, err := p.Load(e.Name())
+		if err != nil {
+			unreadable = append(unreadable, err)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	slices.SortStableFunc(runs, func(a, b *loop.Run) int { return a.Updated.Compare(b.Updated) })
+	return runs, unreadable, nil
+}
+
+// Abort stops an active run as aborted. A run whose state does not verify
+// is stopped as error instead: aborting must work on a wedged run too.
 func (a *App) Abort(p Project, id string) (*loop.Run, error) {
-	return a.Update(p, id, func(r *loop.Run) error {
+	r, err := a.Update(p, id, func(r *loop.Run) error {
 		if !r.Active() {
 			return fmt.Errorf("run %s is already finished", id)
 		}
-		r.Stop(loop.Aborted, "aborted from the command line", a.Now())
+		r.Apply(&loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "aborted from the command line"})
 		return a.finish(p, r)
 	})
+	if errors.Is(err, state.ErrTampered) {
+		a.fail(p, id, err)
+		return p.Load(id)
+	}
+	return r, err
 }

@@ -2,9 +2,10 @@ package app
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
@@ -26,11 +28,18 @@ type Verdict struct {
 	Verdict   string            `json:"verdict"`
 	Decision  string            `json:"decision"` // the transition rule that fired
 	Next      loop.Phase        `json:"next_phase"`
+	// Tampered lists what changed in the project during the round, which no
+	// read-only agent may do; a run with such changes cannot approve.
+	Tampered []scope.Change `json:"tampered,omitempty"`
+	// Dropped counts the round's findings past review.MaxRoundFindings,
+	// the least severe, which were left out.
+	Dropped int `json:"dropped,omitempty"`
 }
 
-func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[string]string, round []review.Merged, rule string) error {
+func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[string]string, e *loop.Event, rule string, tampered []scope.Change) error {
+	round := e.Round
 	v := Verdict{Schema: review.SchemaVerdict, Run: r.ID, Iteration: iteration, Reviewers: statuses,
-		Findings: round, Blocking: []string{}, Decision: rule, Next: r.Phase}
+		Findings: round, Blocking: []string{}, Decision: rule, Next: r.Phase, Tampered: tampered, Dropped: e.Dropped}
 	v.Verdict = review.Approve
 	for _, m := range round {
 		if m.Status != review.StatusDisproved {
@@ -40,39 +49,94 @@ func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[
 			v.Blocking = append(v.Blocking, m.ID)
 		}
 	}
+	if len(tampered) > 0 && (v.Verdict == review.Approve || v.Verdict == review.ApproveWithNotes) {
+		v.Verdict = review.RequestChanges
+	}
 	if v.Findings == nil {
 		v.Findings = []review.Merged{}
 	}
 	return writeFile(filepath.Join(dir, "verdict.json"), marshal(v))
 }
 
-// maxAnalytics is where analytics.jsonl is rotated to analytics.jsonl.1.
-const maxAnalytics = 1000
+// maxAnalytics is the size past which analytics.jsonl is moved to
+// .whetstone/archive/ and started afresh: a hook only ever stats it.
+const maxAnalytics = 1 << 20
+
+// maxAnalyticsRecord bounds one record, written with one Write: appends
+// that small from concurrent hooks do not interleave.
+const maxAnalyticsRecord = 4 << 10
 
 // analytics appends one record per review round. It never fails the hook:
-// losing a statistics line must not stop a review.
+// losing a statistics line must not stop a review. It never reads the file,
+// never follows a symlink out of .whetstone/ and never blocks on a FIFO or
+// a device put where the file should be.
 func (a *App) analytics(proj Project, r *loop.Run, iteration int, round []review.Merged, rule string, now time.Time) {
-	path := proj.dir("analytics.jsonl")
-	if data, err := os.ReadFile(path); err == nil && bytes.Count(data, []byte("\n")) >= maxAnalytics {
-		_ = os.Rename(path, path+".1")
-	}
 	blocking := 0
 	for _, m := range round {
 		if m.Blocking {
 			blocking++
 		}
 	}
-	line, _ := json.Marshal(map[string]any{
+	line, err := json.Marshal(map[string]any{
 		"at": now.UTC().Format(time.RFC3339), "run_id": r.ID, "iteration": iteration, "depth": r.Settings.Depth,
 		"reviewers": len(r.Roster), "findings": len(round), "blocking": blocking, "decision": rule, "phase": r.Phase,
 	})
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil || len(line) >= maxAnalyticsRecord {
+		fmt.Fprintf(a.Log, "analytics: record not written (%d bytes, %v)\n", len(line), err)
+		return
+	}
+	path := proj.dir("analytics.jsonl")
+	if err := safeio.NoSymlinks(proj.Root, filepath.Dir(path)); err != nil {
+		fmt.Fprintf(a.Log, "analytics: %v\n", err)
+		return
+	}
+	if info, err := os.Lstat(path); err == nil && info.Mode().IsRegular() && info.Size() >= maxAnalytics {
+		a.archiveAnalytics(proj, path, now)
+	}
+	f, err := safeio.OpenAppend(path)
 	if err != nil {
 		fmt.Fprintf(a.Log, "analytics: %v\n", err)
 		return
 	}
 	defer f.Close()
-	_, _ = f.Write(append(line, '\n'))
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		fmt.Fprintf(a.Log, "analytics: %v\n", err)
+	}
+}
+
+// archiveAnalytics moves a full analytics.jsonl to
+// .whetstone/archive/analytics-<UTC time>.jsonl, never over an earlier
+// archive. Two hooks may both find the file full: the second finds it gone,
+// or archives the few lines written since, which is harmless.
+func (a *App) archiveAnalytics(proj Project, path string, now time.Time) {
+	dir := proj.dir("archive")
+	if err := safeio.NoSymlinks(proj.Root, dir); err != nil {
+		fmt.Fprintf(a.Log, "analytics: %v\n", err)
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(a.Log, "analytics: %v\n", err)
+		return
+	}
+	if err := safeio.NoSymlinks(proj.Root, dir); err != nil {
+		fmt.Fprintf(a.Log, "analytics: %v\n", err)
+		return
+	}
+	stamp := now.UTC().Format("20060102T150405Z")
+	for i := range 100 {
+		name := "analytics-" + stamp + ".jsonl"
+		if i > 0 {
+			name = fmt.Sprintf("analytics-%s-%d.jsonl", stamp, i)
+		}
+		dst := filepath.Join(dir, name)
+		if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := os.Rename(path, dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(a.Log, "analytics: archive: %v\n", err)
+		}
+		return
+	}
 }
 
 // finish writes a finished run's report.md and report.json.
@@ -97,28 +161,33 @@ func (p Project) Change(id string) scope.Context {
 }
 
 // Markdown renders a run as a human report: the verdict, what was reviewed
-// (and what triage skipped), every finding, the history.
+// (and what triage skipped), every finding, the history. Every text it did
+// not write itself — titles and files from reviewers, paths and branch names
+// from the repository, notes — goes through review.InlineMD, EscapeMD or
+// CodeMD: it renders as itself and never starts a line, so it cannot pass
+// for a heading, a verdict, a list item, a link, HTML or a table row.
 func Markdown(r *loop.Run, change scope.Context) string {
 	var b strings.Builder
 	w := bufio.NewWriter(&b)
-	fmt.Fprintf(w, "# whetstone review %s\n\n", r.ID)
-	fmt.Fprintf(w, "**Verdict: %s** — ", r.Verdict)
+	md := review.InlineMD
+	fmt.Fprintf(w, "# whetstone review %s\n\n", md(r.ID))
+	fmt.Fprintf(w, "**Verdict: %s** — ", md(r.Verdict))
 	if r.Phase == loop.Done {
 		fmt.Fprintf(w, "converged after %d iteration(s).\n\n", r.Iteration)
 	} else {
-		fmt.Fprintf(w, "stopped (%s) at iteration %d.\n\n", r.StopReason, r.Iteration)
+		fmt.Fprintf(w, "stopped (%s) at iteration %d.\n\n", md(r.StopReason), r.Iteration)
 	}
 	if r.Error != "" {
-		fmt.Fprintf(w, "Error: %s\n\n", r.Error)
+		fmt.Fprintf(w, "Error: %s\n\n", review.EscapeMD(r.Error))
 	}
-	fmt.Fprintf(w, "Depth %s · reviewers: %s\n\n", r.Settings.Depth, strings.Join(r.Roster, ", "))
+	fmt.Fprintf(w, "Depth %s · reviewers: %s\n\n", md(r.Settings.Depth), mdList(r.Roster))
 	if change.Description != "" {
-		fmt.Fprintf(w, "Reviewed: %s; %d file(s).\n\n", change.Description, len(change.Files))
+		fmt.Fprintf(w, "Reviewed: %s; %d file(s).\n\n", review.EscapeMD(change.Description), len(change.Files))
 	}
 	skipped := 0
 	for _, f := range change.Files {
 		if f.Triage == "skip" {
-			fmt.Fprintf(w, "- skipped by triage: `%s` (%s)\n", f.Path, f.TriageReason)
+			fmt.Fprintf(w, "- skipped by triage: %s (%s)\n", review.CodeMD(f.Path), md(f.TriageReason))
 			skipped++
 		}
 	}
@@ -134,14 +203,27 @@ func Markdown(r *loop.Run, change scope.Context) string {
 			if e.PreExisting {
 				status += " (pre-existing)"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %d | `%s:%d` | %s | %s | %s |\n", e.ID, status, e.Severity, e.Confidence,
-				e.File, e.Line, strings.ReplaceAll(e.Title, "|", "\\|"), strings.Join(e.Reviewers, ", "), e.Claim)
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s |\n", md(e.ID), md(status), md(e.Severity), e.Confidence,
+				mdCell(review.CodeMD(fmt.Sprintf("%s:%d", e.File, e.Line))), md(e.Title), mdList(e.Reviewers), md(e.Claim))
 		}
 	}
 	w.WriteString("\n## History\n\n")
 	for _, s := range r.History {
-		fmt.Fprintf(w, "- %s · iteration %d · %s: %s\n", s.At.UTC().Format(time.RFC3339), s.Iteration, s.Phase, s.Note)
+		fmt.Fprintf(w, "- %s · iteration %d · %s: %s\n", s.At.UTC().Format(time.RFC3339), s.Iteration, md(string(s.Phase)), review.EscapeMD(s.Note))
 	}
 	w.Flush()
 	return b.String()
 }
+
+// mdList lists names for Markdown, each made safe.
+func mdList(list []string) string {
+	out := make([]string, len(list))
+	for i, n := range list {
+		out[i] = review.InlineMD(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+// mdCell makes a code span safe in a table cell: GitHub splits a row at every
+// unescaped "|" before it parses spans, and un-escapes "\|" inside them.
+func mdCell(code string) string { return strings.ReplaceAll(code, "|", `\|`) }

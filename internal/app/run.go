@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,8 +20,8 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/scope"
-	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
 // detectTimeout bounds choosing the change and running the signal checks,
@@ -64,8 +65,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 		return nil, err
 	}
 	var resp *hook.Response
-	sessions := state.Store{Path: proj.sessionFile(p.SessionID)}
-	err = sessions.Update(func(old []byte) ([]byte, error) {
+	err = proj.sessions(p.SessionID).Update(func(old []byte) ([]byte, error) {
 		if id := strings.TrimSpace(string(old)); id != "" {
 			r, err := proj.Load(id)
 			switch {
@@ -76,7 +76,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 				return nil, nil
 			case err == nil && r.Active():
 				if _, err := a.Update(proj, id, func(r *loop.Run) error {
-					r.Stop(loop.Aborted, "restarted with --restart", a.Now())
+					r.Apply(&loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "restarted with --restart"})
 					r.Announced = true
 					return a.finish(proj, r)
 				}); err != nil {
@@ -84,7 +84,11 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 				}
 			}
 		}
-		r, err := a.create(proj, p.SessionID, settings, config.Roster(settings, file, change.Specialists), change, patch)
+		roster := config.Roster(settings, file, change.Specialists)
+		if len(roster) == 0 {
+			return nil, errors.New("every reviewer is disabled (whetstone.json \"reviewers\" or --reviewers); enable at least one")
+		}
+		r, err := a.create(proj, p.SessionID, settings, roster, change, patch)
 		if err != nil {
 			return nil, err
 		}
@@ -150,11 +154,12 @@ func (a *App) create(proj Project, session string, s loop.Settings, roster []str
 		return nil, err
 	}
 	r := loop.New(id, session, s, roster, a.Now())
+	a.baseline(proj, r)
 	data, err := r.Encode(a.Now())
 	if err != nil {
 		return nil, err
 	}
-	return r, writeFile(filepath.Join(dir, "state.json"), data)
+	return r, proj.store(id).Update(func([]byte) ([]byte, error) { return data, nil })
 }
 
 // writeRound writes what the reviewers of one iteration read: context.json
@@ -230,7 +235,7 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 		}
 	}
 	if err != nil {
-		r.Stop(loop.Error, fmt.Sprintf("could not compute the change for iteration %d: %v", r.Iteration, err), a.Now())
+		r.Apply(&loop.Event{Kind: loop.Fail, Now: a.Now(), Detail: fmt.Sprintf("could not compute the change for iteration %d: %v", r.Iteration, err)})
 	}
 }
 
@@ -299,7 +304,7 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload) (*hook.Respo
 	rep, problems := parseReport(proj, snap, name, p.LastMessage)
 	tokens := 0
 	if snap.Settings.BudgetTokens > 0 {
-		tokens = transcriptTokens(p.TranscriptPath)
+		tokens = transcriptTokens(p.TranscriptPath, a.Log)
 	}
 	var resp *hook.Response
 	_, err = a.Update(proj, id, func(r *loop.Run) error {
@@ -308,19 +313,18 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload) (*hook.Respo
 		}
 		now := a.Now()
 		if problems != nil {
-			if r.Reject(name, p.AgentID) {
-				tokens = 0 // counted once, when the agent is done
+			if r.Reject(name) {
 				resp = hook.Block(fmt.Sprintf("whetstone rejected your report (attempt %d of %d). Problems:\n%s\nReply with the corrected, complete JSON report as your whole final message.", r.Agents[name].Rejections, loop.MaxRejections+1, problems))
 			} else {
 				fmt.Fprintf(a.Log, "run %s: %s failed after %d invalid reports\n", id, name, r.Agents[name].Rejections)
 			}
 		} else {
-			if err := writeFile(filepath.Join(proj.runDir(id), fmt.Sprintf("iter-%d", r.Iteration), rep.file), rep.data); err != nil {
+			if err := proj.writeReport(r, rep.file, rep.data); err != nil {
 				return err
 			}
-			r.Accept(name, p.AgentID)
+			r.Accept(name)
 		}
-		r.Tokens += tokens
+		r.Count(p.AgentID, tokens)
 		if !r.Complete() {
 			return nil
 		}
@@ -384,7 +388,7 @@ func parseReport(proj Project, r *loop.Run, name, msg string) (*report, error) {
 // readReports loads the reports of a complete review round. The report that
 // completed it was just validated and is used as is; the others are decoded
 // in parallel, since decoding is most of a large round's cost.
-func (a *App) readReports(dir string, r *loop.Run, last *report) ([]review.Report, error) {
+func (a *App) readReports(proj Project, r *loop.Run, last *report) ([]review.Report, error) {
 	var names []string
 	for _, n := range r.Expected {
 		if r.Agents[n].Status == loop.Reported {
@@ -402,7 +406,7 @@ func (a *App) readReports(dir string, r *loop.Run, last *report) ([]review.Repor
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			data, err := os.ReadFile(filepath.Join(dir, n+".json"))
+			data, err := proj.readReport(r, n+".json")
 			if err == nil {
 				err = json.Unmarshal(data, &reports[i])
 			}
@@ -415,37 +419,42 @@ func (a *App) readReports(dir string, r *loop.Run, last *report) ([]review.Repor
 	return reports, errors.Join(errs...)
 }
 
-// conclude moves a complete phase on and writes what the transition produced.
+// conclude moves a complete phase on and writes what the transition
+// produced. A read-only phase's work tree is compared with the one recorded
+// when it began; the fix phase's refs and HEAD are.
 func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) error {
 	dir := filepath.Join(proj.runDir(r.ID), fmt.Sprintf("iter-%d", r.Iteration))
-	iteration := r.Iteration
+	iteration, phase := r.Iteration, r.Phase
+	current, tampered := a.compare(proj, r)
+	e := &loop.Event{Now: now}
 	switch r.Phase {
 	case loop.Review:
 		statuses := map[string]string{}
 		for _, n := range r.Expected {
 			statuses[n] = r.Agents[n].Status
 		}
-		reports, err := a.readReports(dir, r, last)
+		reports, err := a.readReports(proj, r, last)
 		if err != nil {
 			return err
 		}
-		round, rule := r.ConcludeReview(reports, roundDiff(proj.runDir(r.ID), iteration, a.Log), now)
-		if err := a.writeVerdict(dir, r, iteration, statuses, round, rule); err != nil {
+		e.Kind, e.Reports, e.Diff = loop.ReviewDone, reports, roundDiff(proj.runDir(r.ID), iteration, a.Log)
+		rule := r.Apply(e)
+		if err := a.writeVerdict(dir, r, iteration, statuses, e, rule, tampered); err != nil {
 			return err
 		}
-		a.analytics(proj, r, iteration, round, rule, now)
+		a.analytics(proj, r, iteration, e.Round, rule, now)
 	case loop.Validate:
-		var v *review.ValidationReport
+		e.Kind = loop.ValidationDone
 		if last != nil {
-			v = last.check
+			e.Validation = last.check
 		}
-		r.ConcludeValidation(v, now)
+		r.Apply(e)
 	case loop.Fix:
-		var f *review.FixReport
+		e.Kind = loop.FixDone
 		if last != nil {
-			f = last.fix
+			e.Fix = last.fix
 		}
-		r.ConcludeFix(f, now)
+		r.Apply(e)
 	}
 	if r.Phase == loop.Review && r.Iteration != iteration {
 		a.nextRound(proj, r)
@@ -453,24 +462,121 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 	if !r.Active() {
 		return a.finish(proj, r)
 	}
+	if r.Phase != phase || r.Iteration != iteration {
+		// The state just compared is the next phase's baseline, unless the
+		// project changed since (a restore, or the fixer's work before a
+		// new review round was snapshotted by nextRound).
+		if current != nil && phase != loop.Fix && !(r.Settings.Restore && len(tampered) > 0) {
+			r.Baseline = current
+		} else {
+			a.baseline(proj, r)
+		}
+	}
 	return nil
 }
 
-// transcriptTokens sums the input and output tokens of the assistant turns
-// in a subagent's transcript (JSONL). An unreadable transcript counts 0: the
-// budget is a safety net, not a reason to lose a report.
-func transcriptTokens(path string) int {
-	data, err := os.ReadFile(path)
+// baseline records the work tree, HEAD and refs as the current phase
+// begins. Without a baseline (not a git repository any more, git failing)
+// the backstop has nothing to compare; that is logged, not fatal.
+func (a *App) baseline(proj Project, r *loop.Run) {
+	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+	defer cancel()
+	s, err := scope.Take(ctx, proj.Root)
 	if err != nil {
+		fmt.Fprintf(a.Log, "run %s: no baseline for the %s phase: %v\n", r.ID, r.Phase, err)
+		return
+	}
+	r.Baseline = &s
+}
+
+// compare checks the phase that just ended against its baseline. In a
+// read-only phase any change counts; in the fix phase only refs, HEAD and
+// the index (the fixer edits files, but may not stage, commit, switch or
+// move branches).
+// Changes are recorded on the run (it can no longer approve), restored
+// when the project asks for it, and returned for verdict.json.
+func (a *App) compare(proj Project, r *loop.Run) (*scope.Snapshot, []scope.Change) {
+	if r.Baseline == nil {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+	defer cancel()
+	now, changes, err := r.Baseline.Compare(ctx, proj.Root)
+	if err != nil {
+		fmt.Fprintf(a.Log, "run %s: comparing the %s phase with its baseline: %v\n", r.ID, r.Phase, err)
+		return nil, nil
+	}
+	var files []scope.Change
+	kept := changes[:0]
+	for _, c := range changes {
+		if c.Kind == scope.KindRef || c.Kind == scope.KindHead || c.Kind == scope.KindStaged {
+			kept = append(kept, c)
+		} else if r.Phase != loop.Fix {
+			kept = append(kept, c)
+			files = append(files, c)
+		}
+	}
+	if len(kept) == 0 {
+		return &now, nil
+	}
+	if r.Settings.Restore && len(files) > 0 {
+		if err := r.Baseline.Restore(ctx, proj.Root, files); err != nil {
+			fmt.Fprintf(a.Log, "run %s: restore: %v\n", r.ID, err)
+		}
+	}
+	for _, c := range kept {
+		what := c.Kind + " " + c.Path
+		if c.Detail != "" {
+			what += " (" + c.Detail + ")"
+		}
+		r.Tampered = append(r.Tampered, fmt.Sprintf("%s, during the %s phase of iteration %d", what, r.Phase, r.Iteration))
+	}
+	return &now, kept
+}
+
+// maxTranscript caps how much of a transcript is read for its token count.
+const maxTranscript = 64 << 20
+
+// transcriptTokens sums the tokens of the assistant messages in a subagent's
+// transcript (JSONL), counting each message id once: Claude Code writes one
+// line per content block, each repeating the message's usage. The file is
+// read as a stream, at most maxTranscript bytes. An unreadable transcript
+// counts 0: the budget is a safety net, not a reason to lose a report.
+func transcriptTokens(path string, log io.Writer) int {
+	if path == "" {
 		return 0
 	}
+	f, err := safeio.Open(path, false)
+	if err != nil {
+		fmt.Fprintf(log, "transcript: %v\n", err)
+		return 0
+	}
+	defer f.Close()
+	seen := map[string]bool{}
 	total := 0
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		u := gjson.GetBytes(line, "message.usage")
-		if u.Exists() {
-			total += int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
-				u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int())
+	sc := bufio.NewScanner(io.LimitReader(f, maxTranscript))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.Contains(line, []byte(`"usage"`)) {
+			continue
 		}
+		m := gjson.GetBytes(line, "message")
+		u := m.Get("usage")
+		if !u.Exists() {
+			continue
+		}
+		if id := m.Get("id").String(); id != "" {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+		}
+		total += int(u.Get("input_tokens").Int() + u.Get("output_tokens").Int() +
+			u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int())
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(log, "transcript %s: %v\n", path, err)
 	}
 	return total
 }

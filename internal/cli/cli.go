@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
 // exitError carries an exit code to Run.
@@ -47,17 +47,30 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			{
 				Name:      "hook",
 				Usage:     "answer a Claude Code hook event (stdin: the payload; stdout: the answer)",
-				ArgsUsage: "session-start|user-prompt-submit|pre-tool-use|subagent-stop|stop",
+				ArgsUsage: "session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|stop",
 				Action: func(c *urfave.Context) error {
 					event := c.Args().First()
 					if _, ok := app.Events[event]; !ok || c.NArg() != 1 {
-						return exitError{2, fmt.Errorf("hook: want one event of session-start, user-prompt-submit, pre-tool-use, subagent-stop, stop (got %q)", strings.Join(c.Args().Slice(), " "))}
+						return exitError{2, fmt.Errorf("hook: want one event of session-start, user-prompt-submit, pre-tool-use, subagent-start, subagent-stop, stop (got %q)", strings.Join(c.Args().Slice(), " "))}
 					}
 					p, err := hook.Read(stdin)
+					if err != nil && event == "pre-tool-use" {
+						// No session can be told from the payload, so none
+						// can own a run: let the call through (exit 0), as
+						// for any session without a run.
+						fmt.Fprintf(stderr, "whetstone: hook %s: %v\n", event, err)
+						return nil
+					}
 					if err != nil {
 						return fmt.Errorf("hook %s: %w", event, err)
 					}
 					resp, err := a.Hook(event, p)
+					if err != nil && event == "pre-tool-use" {
+						// A session's run is known by now: a gate that
+						// cannot decide denies (hooks.json also blocks on a
+						// gate's failure or timeout).
+						resp, err = hook.Deny(fmt.Sprintf("whetstone could not check this call (%v); nothing runs until that is fixed (`whetstone status`)", err)), nil
+					}
 					if err != nil {
 						return fmt.Errorf("hook %s: %w", event, err)
 					}
@@ -72,16 +85,12 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				Usage: "show the latest run (or --run ID)",
 				Flags: []urfave.Flag{&urfave.BoolFlag{Name: "json", Usage: "print state.json"}, runFlag},
 				Action: func(c *urfave.Context) error {
-					proj, r, err := pickRun(c.String("run"), false)
+					_, r, err := pickRun(a, c.String("run"), false)
 					if err != nil {
 						return err
 					}
 					if c.Bool("json") {
-						data, err := os.ReadFile(filepath.Join(proj.Root, ".whetstone", "runs", r.ID, "state.json"))
-						if err != nil {
-							return err
-						}
-						_, err = stdout.Write(data)
+						_, err := stdout.Write(marshalRun(r))
 						return err
 					}
 					fmt.Fprintln(stdout, status(r))
@@ -104,11 +113,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				Usage: "stop the active run (or --run ID) as aborted",
 				Flags: []urfave.Flag{runFlag},
 				Action: func(c *urfave.Context) error {
-					proj, r, err := pickRun(c.String("run"), true)
-					if err != nil {
-						return err
+					proj, r, err := pickRun(a, c.String("run"), true)
+					if id := c.String("run"); id != "" && errors.Is(err, state.ErrTampered) {
+						// A run whose state does not verify can still be ended.
+						r, err = a.Abort(proj, id)
+					} else if err == nil {
+						r, err = a.Abort(proj, r.ID)
 					}
-					r, err = a.Abort(proj, r.ID)
 					if err != nil {
 						return err
 					}
@@ -121,7 +132,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				Usage: "print the latest run's report",
 				Flags: []urfave.Flag{&urfave.StringFlag{Name: "format", Value: "md", Usage: "md or json"}, runFlag},
 				Action: func(c *urfave.Context) error {
-					proj, r, err := pickRun(c.String("run"), false)
+					proj, r, err := pickRun(a, c.String("run"), false)
 					if err != nil {
 						return err
 					}
@@ -129,9 +140,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					case "md":
 						_, err = io.WriteString(stdout, app.Markdown(r, proj.Change(r.ID)))
 					case "json":
-						enc := json.NewEncoder(stdout)
-						enc.SetIndent("", "  ")
-						err = enc.Encode(r)
+						_, err = stdout.Write(marshalRun(r))
 					default:
 						return exitError{2, fmt.Errorf("report: --format must be md or json (got %q)", c.String("format"))}
 					}
@@ -166,7 +175,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 var runFlag = &urfave.StringFlag{Name: "run", Usage: "run id (default: the latest)"}
 
 func newApp(stderr io.Writer) *app.App {
-	a := &app.App{Now: time.Now, Getenv: os.Getenv, Log: io.Discard}
+	a := &app.App{Now: time.Now, Getenv: os.Getenv, Log: io.Discard, Stderr: stderr}
 	if v := os.Getenv("WHETSTONE_NOW"); v != "" {
 		// Tests pin the clock so state files compare byte for byte.
 		if t, err := time.Parse(time.RFC3339, v); err == nil {
@@ -185,19 +194,25 @@ func newApp(stderr io.Writer) *app.App {
 
 // pickRun finds the project from the working directory and a run in it: the
 // one named, or the most recently updated (the only active one if onlyActive).
-func pickRun(id string, onlyActive bool) (app.Project, *loop.Run, error) {
+func pickRun(a *app.App, id string, onlyActive bool) (app.Project, *loop.Run, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return app.Project{}, nil, err
 	}
-	proj := app.Project{Root: app.FindRoot(wd)}
+	proj, err := a.Open(wd)
+	if err != nil {
+		return proj, nil, err
+	}
 	if id != "" {
 		r, err := proj.Load(id)
 		return proj, r, err
 	}
-	runs, err := proj.Runs()
+	runs, unreadable, err := proj.Runs()
 	if err != nil {
 		return proj, nil, err
+	}
+	for _, u := range unreadable {
+		fmt.Fprintf(a.Stderr, "whetstone: %v\n", u)
 	}
 	if onlyActive {
 		runs = slices.DeleteFunc(runs, func(r *loop.Run) bool { return !r.Active() })
@@ -213,6 +228,12 @@ func pickRun(id string, onlyActive bool) (app.Project, *loop.Run, error) {
 		return proj, nil, fmt.Errorf("no %swhetstone run in %s", map[bool]string{true: "active "}[onlyActive], proj.Root)
 	}
 	return proj, runs[len(runs)-1], nil
+}
+
+// marshalRun prints a run's state as indented JSON.
+func marshalRun(r *loop.Run) []byte {
+	data, _ := json.MarshalIndent(r, "", "  ") // a Run holds only plain data
+	return append(data, '\n')
 }
 
 func status(r *loop.Run) string {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
@@ -62,13 +62,29 @@ type File struct {
 	PreExistingBlocks bool                `json:"pre_existing_blocks"` // findings outside the change may block
 	Checks            *bool               `json:"checks"`              // run build/vet/format signals before the first round (default true)
 	Background        bool                `json:"background"`          // dispatch agents in the background
+	VerifyCommands    []string            `json:"verify_commands"`     // commands read-only agents may run to build and test, such as "npm test"
+	Sandbox           string              `json:"sandbox"`             // "auto" (default): read-only Bash runs under bubblewrap when available; "off"
+	Restore           bool                `json:"restore"`             // undo writes made during a read-only phase
+}
+
+// MaxFile caps whetstone.json.
+const MaxFile = 1 << 20
+
+// Verify returns the verification commands as words ({"npm", "test"}), nil
+// when the file names none (the built-in defaults apply).
+func (f File) Verify() [][]string {
+	var out [][]string
+	for _, c := range f.VerifyCommands {
+		out = append(out, strings.Fields(c))
+	}
+	return out
 }
 
 // Load reads whetstone.json from root; a missing file is the zero File.
 // Unknown keys are an error, so a typo does not silently change nothing.
 func Load(root string) (File, error) {
 	var f File
-	data, err := os.ReadFile(filepath.Join(root, FileName))
+	data, err := safeio.ReadIn(root, filepath.Join(root, FileName), MaxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
 	}
@@ -89,6 +105,14 @@ func Load(root string) (File, error) {
 		if !slices.Contains(Specialists, name) {
 			return f, fmt.Errorf("%s: specialists: unknown specialist %q (known: %s)", FileName, name, strings.Join(Specialists, ", "))
 		}
+	}
+	for _, c := range f.VerifyCommands {
+		if len(strings.Fields(c)) == 0 {
+			return f, fmt.Errorf("%s: verify_commands: an entry is empty", FileName)
+		}
+	}
+	if f.Sandbox != "" && f.Sandbox != "auto" && f.Sandbox != "off" {
+		return f, fmt.Errorf("%s: sandbox must be \"auto\" or \"off\" (got %q)", FileName, f.Sandbox)
 	}
 	if f.MaxFiles < 0 || f.MaxDiffTokens < 0 {
 		return f, fmt.Errorf("%s: max_files and max_diff_tokens must not be negative", FileName)
@@ -252,6 +276,7 @@ func Resolve(f File, a Args) (loop.Settings, error) {
 	}
 	s.BudgetMinutes, s.BudgetTokens = f.Budget.Minutes, f.Budget.Tokens
 	s.PreExistingBlocks, s.Background = f.PreExistingBlocks, f.Background
+	s.VerifyCommands, s.Sandbox, s.Restore = f.VerifyCommands, f.Sandbox, f.Restore
 	if a.Depth != "" {
 		s.Depth = a.Depth
 	}

@@ -32,6 +32,7 @@ type Payload struct {
 	AgentType      string
 	ToolName       string
 	ToolInput      gjson.Result
+	PermissionMode string
 	Prompt         string
 	Source         string
 	LastMessage    string
@@ -69,8 +70,42 @@ func Read(r io.Reader) (Payload, error) {
 	return Parse(raw)
 }
 
+// MaxDepth bounds the nesting of a payload's arrays and objects. Claude
+// Code's payloads nest a few levels; the validator below is recursive, so a
+// hostile payload nested millions deep must be refused before it runs.
+const MaxDepth = 256
+
+// tooDeep reports whether raw nests arrays or objects deeper than MaxDepth,
+// in one pass that skips strings.
+func tooDeep(raw []byte) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > MaxDepth {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
 // Parse decodes a payload from bytes.
 func Parse(raw []byte) (Payload, error) {
+	if tooDeep(raw) {
+		return Payload{}, fmt.Errorf("hook payload nests deeper than %d levels", MaxDepth)
+	}
 	if !gjson.ValidBytes(raw) {
 		return Payload{}, errors.New("hook payload is not valid JSON")
 	}
@@ -97,6 +132,8 @@ func Parse(raw []byte) (Payload, error) {
 			p.ToolName = v.String()
 		case "tool_input":
 			p.ToolInput = v
+		case "permission_mode":
+			p.PermissionMode = v.String()
 		case "prompt":
 			p.Prompt = v.String()
 		case "source":
@@ -130,15 +167,23 @@ type Response struct {
 
 // Specific is the hookSpecificOutput object.
 type Specific struct {
-	HookEventName            string `json:"hookEventName"`
-	PermissionDecision       string `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
-	AdditionalContext        string `json:"additionalContext,omitempty"`
+	HookEventName            string          `json:"hookEventName"`
+	PermissionDecision       string          `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
+	AdditionalContext        string          `json:"additionalContext,omitempty"`
+	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
 }
 
 // Deny refuses a PreToolUse call; the model sees the reason as the tool error.
 func Deny(reason string) *Response {
 	return &Response{Specific: &Specific{HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: reason}}
+}
+
+// Rewrite lets a PreToolUse call run with a replaced input. decision is
+// "" (the client's own permission check still applies) or a permission
+// decision; docs/sandbox.md records which one whetstone uses and why.
+func Rewrite(decision, reason string, input []byte) *Response {
+	return &Response{Specific: &Specific{HookEventName: "PreToolUse", PermissionDecision: decision, PermissionDecisionReason: reason, UpdatedInput: input}}
 }
 
 // Block makes the main agent (Stop) or a subagent (SubagentStop) continue

@@ -281,3 +281,14 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestDeepPayloadIsRefusedQuickly(t *testing.T) {
+	deep := []byte(`{"session_id":"s","x":` + strings.Repeat("[", 8<<20) + strings.Repeat("]", 8<<20) + `}`)
+	if _, err := hook.Parse(deep); err == nil || !strings.Contains(err.Error(), "nests deeper") {
+		t.Fatalf("Parse of an 8-million-deep payload = %v, want a nesting error", err)
+	}
+	ok := []byte(`{"session_id":"s","x":"[[[[{{{{","y":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`)
+	if _, err := hook.Parse(ok); err != nil {
+		t.Fatalf("Parse of a 100-deep payload with brackets in a string: %v", err)
+	}
+}

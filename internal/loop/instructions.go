@@ -23,6 +23,10 @@ func (r *Run) Instructions() string {
 	pending := r.Pending()
 	var b strings.Builder
 	fmt.Fprintf(&b, "whetstone run %s · iteration %d of at most %d · %s phase.\n", r.ID, r.Iteration, r.Settings.MaxIterations, r.Phase)
+	if n := len(r.Tampered); n > 0 {
+		fmt.Fprintf(&b, "The project was changed during a read-only phase, which no agent may do: %s. Those changes must be undone (git checkout or restore them by hand, or set \"restore\": true in whetstone.json); this run can no longer approve.\n",
+			review.CleanLine(strings.Join(r.Tampered[max(0, n-5):], "; ")))
+	}
 	if len(pending) == 0 {
 		b.WriteString("Every agent of this phase has been dispatched; wait for them to finish. Do not edit files or review the code yourself.\n")
 		return b.String()
@@ -80,9 +84,21 @@ func (r *Run) Prompt(name string) string {
 	return b.String()
 }
 
+// MaxListed is how many findings a hook answer or a prompt lists; the rest
+// are in the iteration's verdict.json.
+const MaxListed = 20
+
+// listBlocking lists the open blocking findings, most severe first, at most
+// MaxListed. Titles were checked by the validator (one line, no control or
+// bidi characters) and are cleaned again here, so none can start a line of
+// its own.
 func (r *Run) listBlocking(b *strings.Builder) {
-	for _, e := range r.Blocking() {
-		fmt.Fprintf(b, "- %s [%s] %s:%d %s\n", e.ID, e.Severity, e.File, e.Line, e.Title)
+	all := r.Blocking()
+	for _, e := range all[:min(len(all), MaxListed)] {
+		fmt.Fprintf(b, "- %s [%s] %s:%d %s\n", e.ID, e.Severity, review.CleanLine(e.File), e.Line, review.CleanLine(e.Title))
+	}
+	if rest := len(all) - MaxListed; rest > 0 {
+		fmt.Fprintf(b, "- … and %d more blocking findings, listed in %s/iter-%d/verdict.json\n", rest, r.Dir(), r.Iteration)
 	}
 }
 
@@ -97,6 +113,9 @@ func (r *Run) Summary() string {
 		if r.Error != "" {
 			fmt.Fprintf(&b, " Error: %s.", r.Error)
 		}
+	}
+	if len(r.Tampered) > 0 {
+		fmt.Fprintf(&b, " The project was changed during a read-only phase (%s), so the run cannot approve.", review.CleanLine(strings.Join(r.Tampered[:min(len(r.Tampered), 5)], "; ")))
 	}
 	c := r.Counts()
 	open := 0

@@ -23,6 +23,11 @@ func bug(title string) review.Report {
 
 var clean = review.Report{Reviewer: "critic", Verdict: "clean"}
 
+// reviewed concludes a review round with the given reports.
+func reviewed(r *Run, now time.Time, reports ...review.Report) string {
+	return r.Apply(&Event{Kind: ReviewDone, Now: now, Reports: reports})
+}
+
 // path records the phases a run goes through.
 func path(r *Run) []string {
 	var out []string
@@ -34,20 +39,20 @@ func path(r *Run) []string {
 
 func TestDeepRunValidatesAndNeedsTwoCleanPasses(t *testing.T) {
 	r := New("r-1", "s", settings("deep"), []string{"critic"}, t0)
-	r.ConcludeReview([]review.Report{bug("wrong sum"), clean}, review.Diff{}, t0)
+	reviewed(r, t0, bug("wrong sum"), clean)
 	if r.Phase != Validate {
 		t.Fatalf("phase after findings at deep = %s, want validate", r.Phase)
 	}
-	r.ConcludeValidation(&review.ValidationReport{Results: []review.Check{{ID: "F-0001", Status: "confirmed"}}}, t0)
-	r.ConcludeFix(&review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: "fixed"}}}, t0)
+	r.Apply(&Event{Kind: ValidationDone, Now: t0, Validation: &review.ValidationReport{Results: []review.Check{{ID: "F-0001", Status: "confirmed"}}}})
+	r.Apply(&Event{Kind: FixDone, Now: t0, Fix: &review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: "fixed"}}}})
 	if diff := cmp.Diff([]string{"F-0001"}, r.Claimed); diff != "" {
 		t.Errorf("claimed (-want +got):\n%s", diff)
 	}
-	r.ConcludeReview([]review.Report{clean}, review.Diff{}, t0)
+	reviewed(r, t0, clean)
 	if r.Phase != Review || r.Iteration != 3 {
 		t.Fatalf("after one clean pass at deep: %s iteration %d, want review iteration 3", r.Phase, r.Iteration)
 	}
-	r.ConcludeReview([]review.Report{clean}, review.Diff{}, t0)
+	reviewed(r, t0, clean)
 	want := []string{"review", "validate", "fix", "review", "review", "done"}
 	if diff := cmp.Diff(want, path(r)); diff != "" {
 		t.Errorf("phases (-want +got):\n%s", diff)
@@ -59,8 +64,8 @@ func TestDeepRunValidatesAndNeedsTwoCleanPasses(t *testing.T) {
 
 func TestValidatorDisprovingEverythingCountsAsClean(t *testing.T) {
 	r := New("r-1", "s", settings("deep"), []string{"critic"}, t0)
-	r.ConcludeReview([]review.Report{bug("wrong sum")}, review.Diff{}, t0)
-	r.ConcludeValidation(&review.ValidationReport{Results: []review.Check{{ID: "F-0001", Status: "disproved"}}}, t0)
+	reviewed(r, t0, bug("wrong sum"))
+	r.Apply(&Event{Kind: ValidationDone, Now: t0, Validation: &review.ValidationReport{Results: []review.Check{{ID: "F-0001", Status: "disproved"}}}})
 	if r.Phase != Review || r.CleanStreak != 1 {
 		t.Fatalf("phase %s streak %d, want a confirmation review with streak 1", r.Phase, r.CleanStreak)
 	}
@@ -72,16 +77,16 @@ func TestValidatorDisprovingEverythingCountsAsClean(t *testing.T) {
 func TestFailedReviewerNeverCountsAsClean(t *testing.T) {
 	r := New("r-1", "s", settings("standard"), []string{"critic", "pedant"}, t0)
 	for i := 0; i <= MaxRejections; i++ {
-		retry := r.Reject("pedant", "a1")
+		retry := r.Reject("pedant")
 		if want := i < MaxRejections; retry != want {
 			t.Fatalf("rejection %d: retry = %v, want %v", i+1, retry, want)
 		}
 	}
-	r.Accept("critic", "a2")
+	r.Accept("critic")
 	if !r.Complete() {
 		t.Fatal("phase with one failed and one reported agent is not complete")
 	}
-	r.ConcludeReview([]review.Report{clean}, review.Diff{}, t0)
+	reviewed(r, t0, clean)
 	if r.Phase != Review || r.Iteration != 2 || r.CleanStreak != 0 {
 		t.Fatalf("got %s iteration %d streak %d; want a new review round, not DONE", r.Phase, r.Iteration, r.CleanStreak)
 	}
@@ -105,9 +110,9 @@ func TestStopRules(t *testing.T) {
 			r := New("r-1", "s", s, []string{"critic"}, t0)
 			for i, round := range tt.rounds {
 				if i > 0 {
-					r.ConcludeFix(&review.FixReport{}, t0)
+					r.Apply(&Event{Kind: FixDone, Now: t0, Fix: &review.FixReport{}})
 				}
-				r.ConcludeReview(round, review.Diff{}, t0)
+				reviewed(r, t0, round...)
 			}
 			if r.Phase != Stopped || r.StopReason != tt.reason || r.Verdict != review.RequestChanges {
 				t.Errorf("got %s (%s) %s, want stopped (%s) REQUEST_CHANGES", r.Phase, r.StopReason, r.Verdict, tt.reason)
@@ -120,7 +125,7 @@ func TestBudget(t *testing.T) {
 	s := settings("standard")
 	s.BudgetMinutes = 10
 	r := New("r-1", "s", s, []string{"critic"}, t0)
-	r.ConcludeReview([]review.Report{bug("wrong sum")}, review.Diff{}, t0.Add(11*time.Minute))
+	reviewed(r, t0.Add(11*time.Minute), bug("wrong sum"))
 	if r.Phase != Stopped || r.StopReason != Budget {
 		t.Errorf("got %s (%s), want stopped (budget)", r.Phase, r.StopReason)
 	}
@@ -135,19 +140,126 @@ func TestDispatchAndOwnership(t *testing.T) {
 	if err := r.Dispatch("fixer"); err == nil {
 		t.Error("Dispatch(fixer) in the review phase succeeded")
 	}
-	if !r.Owns("critic", "a1") {
-		t.Error("first stop of a dispatched reviewer is not owned")
+	if r.Owns("critic", "a1") {
+		t.Error("an instance that never registered (SubagentStart) is owned")
 	}
-	r.Reject("critic", "a1")
-	if r.Owns("critic", "a2") || !r.Owns("critic", "a1") {
-		t.Error("after a rejection only the same agent instance may report")
+	if r.Register("fixer", "f1") || r.Owns("fixer", "f1") {
+		t.Error("a fixer instance registered in the review phase")
 	}
-	if err := r.Dispatch("critic"); err != nil || !r.Owns("critic", "a3") {
-		t.Errorf("a re-dispatched reviewer's new instance is not owned (err %v)", err)
+	if !r.Register("critic", "a1") || !r.Owns("critic", "a1") || r.Owns("pedant", "a1") {
+		t.Error("a registered critic instance is not owned as critic only")
 	}
-	r.Accept("critic", "a3")
-	if r.Owns("critic", "a1") || r.Dispatch("critic") == nil {
-		t.Error("a reviewer that reported is still owned or dispatchable")
+	r.Reject("critic")
+	if err := r.Dispatch("critic"); err != nil || !r.Register("critic", "a3") || !r.Owns("critic", "a3") || !r.Owns("critic", "a1") {
+		t.Errorf("after a rejection, the re-dispatched instance and the first one may both still report (err %v)", err)
+	}
+	r.Accept("critic")
+	if r.Owns("critic", "a1") || r.Owns("critic", "a3") || r.Dispatch("critic") == nil || r.Register("critic", "a4") {
+		t.Error("a reviewer that reported is still owned, dispatchable or registrable")
+	}
+}
+
+// TestStragglerFromAnEarlierIterationIsIgnored: instances belong to the
+// phase and iteration they started in.
+func TestStragglerFromAnEarlierIterationIsIgnored(t *testing.T) {
+	r := New("r-1", "s", settings("standard"), []string{"critic"}, t0)
+	r.Register("critic", "old")
+	reviewed(r, t0, bug("wrong sum"))
+	r.Apply(&Event{Kind: FixDone, Now: t0, Fix: &review.FixReport{}})
+	if r.Phase != Review || r.Iteration != 2 {
+		t.Fatalf("got %s %d, want review 2", r.Phase, r.Iteration)
+	}
+	if r.Owns("critic", "old") {
+		t.Error("an instance registered in iteration 1 may report in iteration 2")
+	}
+}
+
+// TestTokensCountOncePerInstance: a transcript read again after a rejection
+// does not count twice.
+func TestTokensCountOncePerInstance(t *testing.T) {
+	s := settings("standard")
+	s.BudgetTokens = 1000
+	r := New("r-1", "s", s, []string{"critic", "pedant"}, t0)
+	r.Register("critic", "a1")
+	r.Register("pedant", "b1")
+	r.Count("a1", 400)
+	r.Count("a1", 600) // the same transcript, longer after a retry
+	r.Count("b1", 300)
+	r.Count("zz", 5000) // not an instance of this phase
+	if r.TokensUsed() != 900 {
+		t.Fatalf("tokens = %d, want 900", r.TokensUsed())
+	}
+	r.Count("b1", 450)
+	if got := reviewed(r, t0, clean); got != Budget || r.StopReason != Budget {
+		t.Errorf("rule %q, stop reason %q; want the token budget to stop the run", got, r.StopReason)
+	}
+}
+
+// TestEveryStopIsARowOfTheTable: aborted, error, budget (by the clock, at
+// any hook), no_progress and finished runs go through Apply.
+func TestEveryStopIsARowOfTheTable(t *testing.T) {
+	tests := []struct {
+		ev     Event
+		setup  func(r *Run)
+		rule   string
+		reason string
+	}{
+		{Event{Kind: Abort, Detail: "aborted from the command line"}, nil, Aborted, Aborted},
+		{Event{Kind: Fail, Detail: "state.json changed outside whetstone"}, nil, Error, Error},
+		{Event{Kind: Tick, Now: t0.Add(11 * time.Minute)}, nil, Budget, Budget},
+		{Event{Kind: Tick, Now: t0.Add(9 * time.Minute)}, nil, "", ""},
+		{Event{Kind: Idle, Limit: 7}, func(r *Run) { r.StopBlocks = 6 }, "remind", ""},
+		{Event{Kind: Idle, Limit: 7}, func(r *Run) { r.StopBlocks = 7 }, NoProgress, NoProgress},
+		{Event{Kind: FixDone}, nil, "", ""}, // not the fix phase: nothing happens
+	}
+	for _, tt := range tests {
+		s := settings("standard")
+		s.BudgetMinutes = 10
+		r := New("r-1", "s", s, []string{"critic"}, t0)
+		if tt.setup != nil {
+			tt.setup(r)
+		}
+		if got := r.Apply(&tt.ev); got != tt.rule || r.StopReason != tt.reason {
+			t.Errorf("%s: rule %q, stop reason %q; want %q, %q", tt.ev.Kind, got, r.StopReason, tt.rule, tt.reason)
+		}
+		if tt.reason != "" && (r.Verdict == review.Approve || r.Active()) {
+			t.Errorf("%s: stopped run is active or approved (%s, %s)", tt.ev.Kind, r.Phase, r.Verdict)
+		}
+		if again := r.Apply(&Event{Kind: Abort}); tt.reason != "" && again != "" {
+			t.Errorf("%s: a stopped run moved again (%s)", tt.ev.Kind, again)
+		}
+	}
+}
+
+// TestDeepFailedReviewerIsNeverClean: the validator disproving everything
+// does not make a round with a failed reviewer clean.
+func TestDeepFailedReviewerIsNeverClean(t *testing.T) {
+	r := New("r-1", "s", settings("deep"), []string{"critic", "pedant"}, t0)
+	for i := 0; i <= MaxRejections; i++ {
+		r.Reject("pedant")
+	}
+	r.Accept("critic")
+	reviewed(r, t0, bug("wrong sum"))
+	if r.Phase != Validate {
+		t.Fatalf("phase %s, want validate", r.Phase)
+	}
+	rule := r.Apply(&Event{Kind: ValidationDone, Now: t0, Validation: &review.ValidationReport{Results: []review.Check{{ID: "F-0001", Status: "disproved"}}}})
+	if rule != "nothing to fix" || r.CleanStreak != 0 || r.Phase != Review || r.Iteration != 2 {
+		t.Errorf("rule %q streak %d phase %s %d; want another review round, no clean pass", rule, r.CleanStreak, r.Phase, r.Iteration)
+	}
+}
+
+// TestTamperedRunNeverApproves: a change made during a read-only phase
+// keeps the verdict at REQUEST_CHANGES even when every round is clean.
+func TestTamperedRunNeverApproves(t *testing.T) {
+	r := New("r-1", "s", settings("standard"), []string{"critic"}, t0)
+	r.Tampered = []string{"modified main.go"}
+	reviewed(r, t0, clean)
+	if r.Phase != Done || r.Verdict != review.RequestChanges {
+		t.Errorf("got %s %s, want done REQUEST_CHANGES", r.Phase, r.Verdict)
+	}
+	if !strings.Contains(r.Summary(), "modified main.go") {
+		t.Errorf("summary does not say what changed: %s", r.Summary())
 	}
 }
 
@@ -190,13 +302,13 @@ func TestPromptsStateTheRunsRuleAndTheChange(t *testing.T) {
 	if !strings.Contains(r.Instructions(), `"run_in_background":false`) {
 		t.Errorf("dispatch lines do not carry run_in_background false:\n%s", r.Instructions())
 	}
-	r.ConcludeReview([]review.Report{bug("wrong sum"), {Reviewer: "pedant", Verdict: "clean"}}, review.Diff{}, t0)
+	reviewed(r, t0, bug("wrong sum"), review.Report{Reviewer: "pedant", Verdict: "clean"})
 	for _, name := range []string{"fixer"} {
 		if p := r.Prompt(name); !strings.Contains(p, rule) || !strings.Contains(p, "- F-0001 [high] a.go:1 wrong sum") {
 			t.Errorf("fixer prompt:\n%s", p)
 		}
 	}
-	r.ConcludeFix(&review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: "fixed"}}}, t0)
+	r.Apply(&Event{Kind: FixDone, Now: t0, Fix: &review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: "fixed"}}}})
 	critic, pedant := r.Prompt("critic"), r.Prompt("pedant")
 	if !strings.Contains(critic, "one fix_checks entry each: F-0001.") || !strings.Contains(critic, "iter-2/fix.patch") {
 		t.Errorf("critic, who raised F-0001, is not asked to check it:\n%s", critic)

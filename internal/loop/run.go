@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
 // Version is the state file format this binary reads and writes.
@@ -64,13 +65,24 @@ type Settings struct {
 	BudgetTokens        int      `json:"budget_tokens,omitempty"`
 	PreExistingBlocks   bool     `json:"pre_existing_blocks,omitempty"`
 	Background          bool     `json:"background,omitempty"` // dispatch agents with run_in_background: true
+	VerifyCommands      []string `json:"verify_commands,omitempty"`
+	Sandbox             string   `json:"sandbox,omitempty"` // "" or "auto": bubblewrap when available; "off"
+	Restore             bool     `json:"restore,omitempty"` // undo writes made in a read-only phase
 }
 
 // Agent is one agent of the current phase.
 type Agent struct {
 	Status     string `json:"status"`
-	ID         string `json:"agent_id,omitempty"`
-	Rejections int    `json:"rejections,omitempty"`
+	Rejections int    `json:"rejections,omitempty"` // invalid reports, over all its instances
+}
+
+// Instance is one running copy of an agent, registered when it starts
+// (SubagentStart) in the current phase and iteration. Only registered
+// instances may report; the map is cleared whenever the phase changes, so a
+// straggler from an earlier phase is never counted.
+type Instance struct {
+	Agent  string `json:"agent"`
+	Tokens int    `json:"tokens,omitempty"` // its transcript's tokens, as last counted
 }
 
 // Step is one line of a run's history.
@@ -83,30 +95,34 @@ type Step struct {
 
 // Run is the whole state of one review run: state.json.
 type Run struct {
-	Version     int               `json:"version"`
-	Revision    int               `json:"revision"`
-	ID          string            `json:"run_id"`
-	Session     string            `json:"session_id"`
-	Phase       Phase             `json:"phase"`
-	Iteration   int               `json:"iteration"`
-	StopReason  string            `json:"stop_reason,omitempty"`
-	Verdict     string            `json:"verdict,omitempty"`
-	Error       string            `json:"error,omitempty"`
-	Settings    Settings          `json:"settings"`
-	Roster      []string          `json:"roster"`
-	Expected    []string          `json:"expected"`
-	Agents      map[string]*Agent `json:"agents"`
-	Rounds      int               `json:"rounds"` // completed review rounds
-	CleanStreak int               `json:"clean_streak"`
-	LastOpen    []string          `json:"last_open,omitempty"`
-	Claimed     []string          `json:"claimed,omitempty"`
-	Findings    []review.Entry    `json:"findings"`
-	StopBlocks  int               `json:"stop_blocks"`
-	Announced   bool              `json:"announced,omitempty"`
-	Tokens      int               `json:"tokens,omitempty"`
-	Created     time.Time         `json:"created"`
-	Updated     time.Time         `json:"updated"`
-	History     []Step            `json:"history"`
+	Version     int                  `json:"version"`
+	Revision    int                  `json:"revision"`
+	ID          string               `json:"run_id"`
+	Session     string               `json:"session_id"`
+	Phase       Phase                `json:"phase"`
+	Iteration   int                  `json:"iteration"`
+	StopReason  string               `json:"stop_reason,omitempty"`
+	Verdict     string               `json:"verdict,omitempty"`
+	Error       string               `json:"error,omitempty"`
+	Settings    Settings             `json:"settings"`
+	Roster      []string             `json:"roster"`
+	Expected    []string             `json:"expected"`
+	Agents      map[string]*Agent    `json:"agents"`
+	Instances   map[string]*Instance `json:"instances,omitempty"`    // by agent_id
+	Rounds      int                  `json:"rounds"`                 // completed review rounds
+	RoundFailed []string             `json:"round_failed,omitempty"` // reviewers that failed in the last review round
+	CleanStreak int                  `json:"clean_streak"`
+	LastOpen    []string             `json:"last_open,omitempty"`
+	Claimed     []string             `json:"claimed,omitempty"`
+	Findings    []review.Entry       `json:"findings"`
+	StopBlocks  int                  `json:"stop_blocks"`
+	Announced   bool                 `json:"announced,omitempty"`
+	Tokens      int                  `json:"tokens,omitempty"`
+	Baseline    *scope.Snapshot      `json:"baseline,omitempty"` // the work tree when this read-only phase began
+	Tampered    []string             `json:"tampered,omitempty"` // changes made during read-only phases, in words
+	Created     time.Time            `json:"created"`
+	Updated     time.Time            `json:"updated"`
+	History     []Step               `json:"history"`
 }
 
 // New starts a run in the first review phase.
@@ -155,6 +171,8 @@ func (r *Run) Active() bool { return r.Phase != Done && r.Phase != Stopped }
 func (r *Run) enter(p Phase, iteration int, now time.Time, note string) {
 	r.Phase, r.Iteration = p, iteration
 	r.Agents = map[string]*Agent{}
+	r.Instances = nil
+	r.Baseline = nil
 	switch p {
 	case Review:
 		r.Expected = slices.Clone(r.Roster)
@@ -212,15 +230,47 @@ func (r *Run) Dispatch(name string) error {
 		return fmt.Errorf("whetstone:%s already %s in this phase; do not dispatch it again", name, a.Status)
 	}
 	if a == nil {
+		// A re-dispatch after a rejected instance keeps the agent's record:
+		// whichever registered instance reports validly first counts.
 		r.Agents[name] = &Agent{Status: Dispatched}
-	} else {
-		// A re-dispatch replaces an instance that ended without a valid
-		// report; whichever instance reports validly first counts.
-		a.ID = ""
 	}
 	r.StopBlocks = 0
 	return nil
 }
+
+// Register records an instance of an agent starting (SubagentStart). It
+// reports false, and records nothing, when the phase does not expect the
+// agent or the agent has already finished.
+func (r *Run) Register(name, agentID string) bool {
+	if agentID == "" || !r.Expects(name) {
+		return false
+	}
+	if a := r.Agents[name]; a != nil && (a.Status == Reported || a.Status == Failed) {
+		return false
+	}
+	if r.Instances == nil {
+		r.Instances = map[string]*Instance{}
+	}
+	if r.Instances[agentID] == nil {
+		r.Instances[agentID] = &Instance{Agent: name}
+	}
+	if r.Agents[name] == nil {
+		r.Agents[name] = &Agent{Status: Dispatched}
+	}
+	return true
+}
+
+// Count records an instance's token count (its whole transcript, read again
+// at each stop) so the run's total counts every message once.
+func (r *Run) Count(agentID string, tokens int) {
+	if in := r.Instances[agentID]; in != nil && tokens > in.Tokens {
+		r.Tokens += tokens - in.Tokens
+		in.Tokens = tokens
+	}
+}
+
+// TokensUsed is the run's token count so far.
+func (r *Run) TokensUsed() int { return r.Tokens }
 
 func (r *Run) pendingTypes() string {
 	p := r.Pending()
@@ -235,8 +285,8 @@ func (r *Run) pendingTypes() string {
 
 // Reject records an invalid report and reports whether the agent gets
 // another try; after MaxRejections the agent is recorded as failed.
-func (r *Run) Reject(name, agentID string) (retry bool) {
-	a := r.agent(name, agentID)
+func (r *Run) Reject(name string) (retry bool) {
+	a := r.agent(name)
 	a.Rejections++
 	r.StopBlocks = 0
 	if a.Rejections > MaxRejections {
@@ -247,35 +297,30 @@ func (r *Run) Reject(name, agentID string) (retry bool) {
 }
 
 // Accept records a valid report.
-func (r *Run) Accept(name, agentID string) {
-	r.agent(name, agentID).Status = Reported
+func (r *Run) Accept(name string) {
+	r.agent(name).Status = Reported
 	r.StopBlocks = 0
 }
 
-func (r *Run) agent(name, agentID string) *Agent {
+func (r *Run) agent(name string) *Agent {
 	a := r.Agents[name]
 	if a == nil {
 		a = &Agent{Status: Dispatched}
 		r.Agents[name] = a
 	}
-	if agentID != "" {
-		a.ID = agentID
-	}
 	return a
 }
 
-// Owns reports whether an agent's stop event belongs to this phase: the
-// phase expects it and it has not finished yet, or it is the same agent
-// instance coming back after a rejection.
+// Owns reports whether an agent instance's stop event counts: the instance
+// was registered in this phase and iteration as the named agent, and that
+// agent has not finished yet.
 func (r *Run) Owns(name, agentID string) bool {
-	if !r.Expects(name) {
+	in := r.Instances[agentID]
+	if in == nil || in.Agent != name || !r.Expects(name) {
 		return false
 	}
 	a := r.Agents[name]
-	if a == nil || a.Status == Dispatched {
-		return a == nil || a.ID == "" || a.ID == agentID || agentID == ""
-	}
-	return false
+	return a == nil || a.Status == Dispatched
 }
 
 // Complete reports whether every expected agent has reported or failed.
@@ -314,10 +359,11 @@ func (r *Run) verdict() string {
 			verdict = review.Worst(verdict, review.Judge(e.Severity, e.Confidence, r.Settings.ConfidenceThreshold, e.Blocking, e.PreExisting))
 		}
 	}
-	if (verdict == review.Approve || verdict == review.ApproveWithNotes) && (r.Rounds == 0 || len(r.Failed()) > 0) {
+	if (verdict == review.Approve || verdict == review.ApproveWithNotes) && (r.Rounds == 0 || len(r.Failed()) > 0 || len(r.RoundFailed) > 0 || len(r.Tampered) > 0) {
 		// Nothing approves a change no review round has seen whole: a run
 		// stopped before its first round, or a reviewer that never delivered
-		// a valid report, never counts as clean.
+		// a valid report, never counts as clean; nor does a run whose
+		// read-only phases changed the project.
 		verdict = review.RequestChanges
 	}
 	return verdict

@@ -8,61 +8,148 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
-// outcome is what a finished review round found.
+// EventKind names what happened to a run.
+type EventKind string
+
+// The events a run reacts to. internal/app only reports them; every way a
+// run moves is a row of the table below.
+const (
+	ReviewDone     EventKind = "review_done"     // the last report of a review round arrived
+	ValidationDone EventKind = "validation_done" // the validator reported (or failed)
+	FixDone        EventKind = "fix_done"        // the fixer reported (or failed)
+	Idle           EventKind = "idle"            // the orchestrator ended its turn while the run needs it
+	Tick           EventKind = "tick"            // any hook of the run: the time budget is checked
+	Abort          EventKind = "abort"           // the user aborted the run
+	Fail           EventKind = "fail"            // the run cannot go on: forged state, a change that cannot be computed
+)
+
+// Event is one thing that happened, with what the table needs to decide.
+type Event struct {
+	Kind       EventKind
+	Now        time.Time
+	Detail     string                   // Abort, Fail: why, in words
+	Reports    []review.Report          // ReviewDone: the round's valid reports
+	Diff       review.Diff              // ReviewDone: the change's lines and how the fixer moved them
+	Validation *review.ValidationReport // ValidationDone: nil when the validator failed
+	Fix        *review.FixReport        // FixDone: nil when the fixer failed
+	Limit      int                      // Idle: consecutive Stop blocks the client honours
+
+	Round   []review.Merged // ReviewDone: the round's merged findings, for verdict.json
+	Dropped int             // ReviewDone: findings past review.MaxRoundFindings, left out
+}
+
+// outcome is where the run's findings stand after an event was observed.
 type outcome struct {
 	blocking []string // ids of open blocking findings, sorted
-	failed   []string // reviewers recorded as failed
+	failed   []string // reviewers of the last review round recorded as failed
 }
 
 func (o outcome) clean() bool { return len(o.blocking) == 0 && len(o.failed) == 0 }
 
-// rule is one row of a transition table: the first row whose condition holds
-// decides where the run goes.
-type rule struct {
-	name string
-	when func(r *Run, o outcome, now time.Time) bool
-	then func(r *Run, o outcome, now time.Time)
+// row is one line of the transition table: in phase (any active phase when
+// empty), on event, the first row whose condition holds decides.
+type row struct {
+	phase Phase
+	on    EventKind
+	name  string
+	when  func(r *Run, e *Event, o outcome) bool
+	then  func(r *Run, e *Event, o outcome)
 }
 
-// afterReview is applied when the last report of a review round arrives
-// (spec §2). Confirmation passes after a clean round do not count against
-// max_iterations; a round with blocking findings on the last allowed
-// iteration stops, since no review could verify another fix.
-var afterReview = []rule{
-	{"budget", overBudget, stopFor(Budget)},
-	{"converged", func(r *Run, o outcome, _ time.Time) bool { return o.clean() && r.CleanStreak+1 >= r.cleanPasses() },
-		func(r *Run, _ outcome, now time.Time) { r.CleanStreak++; r.finish(now) }},
-	{"confirm", func(r *Run, o outcome, _ time.Time) bool { return o.clean() },
-		func(r *Run, _ outcome, now time.Time) {
-			r.CleanStreak++
-			r.enter(Review, r.Iteration+1, now, "clean; confirmation pass")
+// table is every way a run moves (spec §2). Confirmation passes after a
+// clean round do not count against max_iterations; a round with blocking
+// findings on the last allowed iteration stops, since no review could verify
+// another fix. A round in which a reviewer failed is never clean, also after
+// the validator disproved every finding (deep depth).
+var table = []row{
+	{"", Abort, Aborted, always, stop(Aborted)},
+	{"", Fail, Error, always, stop(Error)},
+	{"", Tick, Budget, overTime, stop(Budget)},
+	{"", Idle, NoProgress, func(r *Run, e *Event, _ outcome) bool { return r.StopBlocks >= max(e.Limit, 1) },
+		func(r *Run, e *Event, _ outcome) {
+			r.Stop(NoProgress, fmt.Sprintf("the orchestrator ended its turn %d times without dispatching the agents whetstone asked for", r.StopBlocks+1), e.Now)
 		}},
-	{"stalled", func(r *Run, o outcome, _ time.Time) bool {
+	{"", Idle, "remind", always, func(r *Run, _ *Event, _ outcome) { r.StopBlocks++ }},
+
+	{Review, ReviewDone, Budget, overBudget, stopOpen(Budget)},
+	{Review, ReviewDone, "converged", converged, finish},
+	{Review, ReviewDone, "confirm", isClean, confirm},
+	{Review, ReviewDone, Stalled, func(r *Run, _ *Event, o outcome) bool {
 		return r.Iteration > 1 && len(o.blocking) > 0 && slices.Equal(o.blocking, r.LastOpen)
-	}, stopFor(Stalled)},
-	{"max_iterations", func(r *Run, o outcome, _ time.Time) bool { return r.Iteration >= r.Settings.MaxIterations }, stopFor(MaxIterations)},
-	{"nothing to fix", func(r *Run, o outcome, _ time.Time) bool { return len(o.blocking) == 0 },
-		func(r *Run, o outcome, now time.Time) {
-			r.enter(Review, r.Iteration+1, now, fmt.Sprintf("no blocking findings but %v failed; reviewing again", o.failed))
-		}},
-	{"validate", func(r *Run, _ outcome, _ time.Time) bool { return r.Settings.Depth == "deep" },
-		func(r *Run, _ outcome, now time.Time) { r.enter(Validate, r.Iteration, now, "validating findings") }},
-	{"fix", func(*Run, outcome, time.Time) bool { return true },
-		func(r *Run, o outcome, now time.Time) {
-			r.enter(Fix, r.Iteration, now, fmt.Sprintf("fixing %d findings", len(o.blocking)))
-		}},
+	}, stopOpen(Stalled)},
+	{Review, ReviewDone, MaxIterations, func(r *Run, _ *Event, _ outcome) bool { return r.Iteration >= r.Settings.MaxIterations }, stopOpen(MaxIterations)},
+	{Review, ReviewDone, "nothing to fix", nothingToFix, reviewAgain},
+	{Review, ReviewDone, "validate", func(r *Run, _ *Event, _ outcome) bool { return r.Settings.Depth == "deep" },
+		func(r *Run, e *Event, _ outcome) { r.enter(Validate, r.Iteration, e.Now, "validating findings") }},
+	{Review, ReviewDone, "fix", always, fix("fixing %d findings")},
+
+	{Validate, ValidationDone, Budget, overBudget, stopOpen(Budget)},
+	{Validate, ValidationDone, "converged", converged, finish},
+	{Validate, ValidationDone, "confirm", isClean, confirm},
+	{Validate, ValidationDone, "nothing to fix", nothingToFix, reviewAgain},
+	{Validate, ValidationDone, "fix", always, fix("fixing %d validated findings")},
+
+	{Fix, FixDone, Budget, overBudget, stopOpen(Budget)},
+	{Fix, FixDone, "review", always, func(r *Run, e *Event, _ outcome) {
+		r.enter(Review, r.Iteration+1, e.Now, fmt.Sprintf("fixer claimed %s; reviewing again", plural(len(r.Claimed), "fix", "fixes")))
+	}},
 }
 
-func stopFor(reason string) func(*Run, outcome, time.Time) {
-	return func(r *Run, o outcome, now time.Time) {
-		r.Stop(reason, fmt.Sprintf("%d blocking findings open", len(o.blocking)), now)
+func always(*Run, *Event, outcome) bool { return true }
+
+func isClean(_ *Run, _ *Event, o outcome) bool { return o.clean() }
+
+func converged(r *Run, _ *Event, o outcome) bool {
+	return o.clean() && r.CleanStreak+1 >= r.cleanPasses()
+}
+
+func nothingToFix(_ *Run, _ *Event, o outcome) bool { return len(o.blocking) == 0 }
+
+func finish(r *Run, e *Event, _ outcome) { r.CleanStreak++; r.finish(e.Now) }
+
+func confirm(r *Run, e *Event, _ outcome) {
+	r.CleanStreak++
+	r.enter(Review, r.Iteration+1, e.Now, "clean; confirmation pass")
+}
+
+func reviewAgain(r *Run, e *Event, o outcome) {
+	r.enter(Review, r.Iteration+1, e.Now, fmt.Sprintf("no blocking findings but %v failed; reviewing again", o.failed))
+}
+
+func fix(note string) func(*Run, *Event, outcome) {
+	return func(r *Run, e *Event, o outcome) {
+		r.enter(Fix, r.Iteration, e.Now, fmt.Sprintf(note, len(o.blocking)))
 	}
 }
 
-func overBudget(r *Run, _ outcome, now time.Time) bool {
-	s := r.Settings
-	return (s.BudgetMinutes > 0 && now.Sub(r.Created) >= time.Duration(s.BudgetMinutes)*time.Minute) ||
-		(s.BudgetTokens > 0 && r.Tokens >= s.BudgetTokens)
+func stop(reason string) func(*Run, *Event, outcome) {
+	return func(r *Run, e *Event, _ outcome) {
+		detail := e.Detail
+		if reason == Budget && detail == "" {
+			detail = fmt.Sprintf("the time budget of %d minutes ran out", r.Settings.BudgetMinutes)
+		}
+		r.Stop(reason, detail, e.Now)
+	}
+}
+
+func stopOpen(reason string) func(*Run, *Event, outcome) {
+	return func(r *Run, e *Event, o outcome) {
+		r.Stop(reason, plural(len(o.blocking), "blocking finding", "blocking findings")+" open", e.Now)
+	}
+}
+
+// overTime reports whether the run's time budget is spent.
+func overTime(r *Run, e *Event, _ outcome) bool { return r.OverTime(e.Now) }
+
+// OverTime reports whether the run has a time budget and it is spent. Hooks
+// call it on every event of an active run, so it is cheap.
+func (r *Run) OverTime(now time.Time) bool {
+	m := r.Settings.BudgetMinutes
+	return m > 0 && now.Sub(r.Created) >= time.Duration(m)*time.Minute
+}
+
+func overBudget(r *Run, e *Event, o outcome) bool {
+	return overTime(r, e, o) || (r.Settings.BudgetTokens > 0 && r.TokensUsed() >= r.Settings.BudgetTokens)
 }
 
 func (r *Run) cleanPasses() int {
@@ -72,51 +159,41 @@ func (r *Run) cleanPasses() int {
 	return 1
 }
 
-func apply(table []rule, r *Run, o outcome, now time.Time) string {
+// Apply feeds one event to an active run: it records what the event reports
+// (merged findings, disproved findings, the fixer's claims), then the first
+// matching row of the table moves the run. It returns the row's name, or ""
+// when the run is finished or no row applies (the event changes nothing).
+func (r *Run) Apply(e *Event) string {
+	if !r.Active() {
+		return ""
+	}
+	r.observe(e)
+	o := r.outcome()
 	for _, row := range table {
-		if row.when(r, o, now) {
-			row.then(r, o, now)
+		if (row.phase == "" || row.phase == r.Phase) && row.on == e.Kind && row.when(r, e, o) {
+			row.then(r, e, o)
+			if e.Kind == ReviewDone {
+				r.LastOpen, r.Claimed = o.blocking, nil
+			}
 			return row.name
 		}
 	}
 	return ""
 }
 
-func (r *Run) outcome() outcome {
-	o := outcome{failed: r.Failed()}
-	for _, e := range r.Findings {
-		if e.Open() && e.Blocking {
-			o.blocking = append(o.blocking, e.ID)
+// observe records what a phase's reports say, before the table decides.
+func (r *Run) observe(e *Event) {
+	switch {
+	case e.Kind == ReviewDone && r.Phase == Review:
+		round := review.MergeRound(r.Findings, e.Reports, r.Policy(), e.Diff)
+		r.Findings, e.Round, e.Dropped = round.Ledger, round.Findings, round.Dropped
+		r.Rounds++
+		r.RoundFailed = r.Failed()
+		if !r.outcome().clean() {
+			r.CleanStreak = 0
 		}
-	}
-	slices.Sort(o.blocking)
-	return o
-}
-
-// ConcludeReview merges a complete review round into the ledger and moves
-// the run on. It returns the round's findings (for verdict.json) and the
-// name of the rule that decided.
-// d says which lines are in the change and how the fixer's edits moved the
-// ledger's lines.
-func (r *Run) ConcludeReview(reports []review.Report, d review.Diff, now time.Time) ([]review.Merged, string) {
-	var round []review.Merged
-	r.Findings, round = review.Merge(r.Findings, reports, r.Policy(), d)
-	r.Rounds++
-	o := r.outcome()
-	if !o.clean() {
-		r.CleanStreak = 0
-	}
-	rule := apply(afterReview, r, o, now)
-	r.LastOpen, r.Claimed = o.blocking, nil
-	return round, rule
-}
-
-// ConcludeValidation applies the validator's judgements: disproved findings
-// stop blocking. A failed validator (nil report) changes nothing, so every
-// finding is treated as confirmed.
-func (r *Run) ConcludeValidation(v *review.ValidationReport, now time.Time) string {
-	if v != nil {
-		for _, c := range v.Results {
+	case e.Kind == ValidationDone && r.Phase == Validate && e.Validation != nil:
+		for _, c := range e.Validation.Results {
 			if c.Status != "disproved" {
 				continue
 			}
@@ -126,22 +203,12 @@ func (r *Run) ConcludeValidation(v *review.ValidationReport, now time.Time) stri
 				}
 			}
 		}
-	}
-	o := r.outcome()
-	if len(o.blocking) == 0 {
-		// Everything was disproved: the round counts as clean.
-		return apply(afterReview[:3], r, o, now)
-	}
-	r.enter(Fix, r.Iteration, now, fmt.Sprintf("fixing %d validated findings", len(o.blocking)))
-	return "fix"
-}
-
-// ConcludeFix records the fixer's claims and starts the next review round.
-// A failed fixer (nil report) claims nothing; the reviewers will tell.
-func (r *Run) ConcludeFix(f *review.FixReport, now time.Time) string {
-	r.Claimed = nil
-	if f != nil {
-		for _, res := range f.Results {
+	case e.Kind == FixDone && r.Phase == Fix:
+		r.Claimed = nil
+		if e.Fix == nil {
+			return // a failed fixer claims nothing; the reviewers will tell
+		}
+		for _, res := range e.Fix.Results {
 			for i := range r.Findings {
 				if r.Findings[i].ID == res.ID {
 					r.Findings[i].Claim = res.Status
@@ -152,10 +219,22 @@ func (r *Run) ConcludeFix(f *review.FixReport, now time.Time) string {
 			}
 		}
 	}
-	if overBudget(r, outcome{}, now) {
-		r.Stop(Budget, "", now)
-		return "budget"
+}
+
+func (r *Run) outcome() outcome {
+	o := outcome{failed: r.RoundFailed}
+	for _, e := range r.Findings {
+		if e.Open() && e.Blocking {
+			o.blocking = append(o.blocking, e.ID)
+		}
 	}
-	r.enter(Review, r.Iteration+1, now, fmt.Sprintf("fixer claimed %d fixes; reviewing again", len(r.Claimed)))
-	return "review"
+	slices.Sort(o.blocking)
+	return o
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

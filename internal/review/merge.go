@@ -3,6 +3,7 @@ package review
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -67,11 +68,38 @@ type Diff struct {
 	Moved func(file string, line int) (string, int)
 }
 
+// MaxRoundFindings caps the merged findings one review round records. A
+// round past it keeps the most severe (then the most confident) and says how
+// many it dropped (Round.Dropped): a runaway round cannot flood the ledger,
+// verdict.json, the fixer or a hook's answer.
+const MaxRoundFindings = 100
+
+// roundCap is MaxRoundFindings; a variable so benchmarks can lift it.
+var roundCap = MaxRoundFindings
+
+// The merge never compares every pair of findings: a sighting is compared
+// with at most maxNeighbours later sightings of its file and line window,
+// and with at most maxNear ledger entries near its lines, maxNear spanning
+// many lines and maxFar whose titles share its rarest words. Only a pile-up
+// of more findings than that on the same lines, or of more look-alike
+// titles in one file, can miss a duplicate; a round stays linear in its
+// number of findings.
+const (
+	maxNeighbours = 32
+	maxNear       = 32
+	maxFar        = 16
+)
+
+// testHookCompared, when set, is told how many pairs of findings (or of a
+// finding and a ledger entry) one merge compared.
+var testHookCompared func(n int)
+
 // sighting is one reported finding with what matching needs precomputed.
 type sighting struct {
 	f        Finding
 	reviewer string
-	words    []string
+	words    []int32
+	prefix   []int32 // its rarest words, for finding similar ledger titles
 }
 
 // group is one finding of a round: the sightings that are the same bug.
@@ -82,13 +110,31 @@ type group struct {
 	inChange  bool
 }
 
-// Merge folds the reports of one review round into findings, matches them to
-// the ledger's identities (keeping ids stable across iterations) and returns
-// the new ledger and the round's findings. Identity never depends on the
-// order reports or findings arrive in, nor on the category a reviewer chose
-// (spec §5): the same file, overlapping or near lines and a similar title,
-// the same rule key nearby, or an explicit prior make one finding.
+// Round is the outcome of merging one review round.
+type Round struct {
+	Ledger   []Entry  // the run's ledger after the round
+	Findings []Merged // the round's findings in id order
+	// Dropped counts the findings past MaxRoundFindings: they got no id
+	// and are in neither Ledger nor Findings, and an earlier finding that
+	// one of them raised again is left as it was (it is not resolved).
+	Dropped int
+}
+
+// Merge is MergeRound for callers that do not need Round.Dropped.
 func Merge(ledger []Entry, reports []Report, p Policy, d Diff) ([]Entry, []Merged) {
+	r := MergeRound(ledger, reports, p, d)
+	return r.Ledger, r.Findings
+}
+
+// MergeRound folds the reports of one review round into findings, matches
+// them to the ledger's identities (keeping ids stable across iterations) and
+// returns the new ledger and the round's findings. Identity never depends on
+// the order reports or findings arrive in, nor on the category a reviewer
+// chose (spec §5): the same file, overlapping or near lines and a similar
+// title, the same rule key nearby, or an explicit prior make one finding.
+// At most MaxRoundFindings newly raised findings are kept; the round's
+// findings also list every earlier one a fix_check says is not fixed.
+func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 	next := slices.Clone(ledger)
 	if d.Moved != nil {
 		for i := range next {
@@ -98,7 +144,9 @@ func Merge(ledger []Entry, reports []Report, p Policy, d Diff) ([]Entry, []Merge
 			e.File, e.Line, e.EndLine = file, line, max(end, line)
 		}
 	}
-	groups := cluster(reports)
+	tok := tokens{ids: map[string]int32{}}
+	groups, compared := cluster(reports, &tok)
+	groups, dropped := mostSevereGroups(groups, roundCap)
 	for _, g := range groups {
 		g.inChange = d.Touches == nil
 		for _, m := range g.members {
@@ -107,9 +155,14 @@ func Merge(ledger []Entry, reports []Report, p Policy, d Diff) ([]Entry, []Merge
 			}
 		}
 	}
-	assigned := match(next, groups)
+	lx := newLedgerIndex(next, &tok)
+	taken := make([]bool, len(next))
+	assigned := lx.match(groups, taken, &compared)
+	// A dropped finding that raises an earlier one again keeps it from
+	// being resolved: it is still there, just past the cap.
+	matched := slices.Clone(taken)
+	lx.match(dropped, matched, &compared)
 
-	matched := make([]bool, len(next))
 	round := make([]Merged, 0, len(groups))
 	for gi, g := range groups {
 		i, isNew := assigned[gi], assigned[gi] < 0
@@ -120,7 +173,6 @@ func Merge(ledger []Entry, reports []Report, p Policy, d Diff) ([]Entry, []Merge
 			i = len(next) - 1
 		} else {
 			prev = &Entry{Blocking: next[i].Blocking}
-			matched[i] = true
 		}
 		e := &next[i]
 		switch e.Status {
@@ -174,22 +226,67 @@ func Merge(ledger []Entry, reports []Report, p Policy, d Diff) ([]Entry, []Merge
 				Description: "The fix for this finding did not hold (fix_checks)."}})
 	}
 	slices.SortFunc(round, func(a, b Merged) int { return cmp.Compare(a.ID, b.ID) })
-	return next, round
+	if testHookCompared != nil {
+		testHookCompared(compared)
+	}
+	return Round{Ledger: next, Findings: round, Dropped: len(dropped)}
+}
+
+// MostSevere returns the n most severe findings — by severity, then
+// confidence, then id — and how many it left out, for an answer that lists
+// some and points to verdict.json for the rest. findings is not modified.
+func MostSevere(findings []Merged, n int) (top []Merged, rest int) {
+	sorted := slices.Clone(findings)
+	slices.SortStableFunc(sorted, func(a, b Merged) int {
+		return cmp.Or(cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity)),
+			cmp.Compare(b.Confidence, a.Confidence), cmp.Compare(a.ID, b.ID))
+	})
+	n = max(0, min(n, len(sorted)))
+	return sorted[:n:n], len(sorted) - n
+}
+
+// mostSevereGroups keeps the n most severe groups, then the most confident,
+// and returns them and the rest, each in the order given.
+func mostSevereGroups(groups []*group, n int) (kept, dropped []*group) {
+	if len(groups) <= n {
+		return groups, nil
+	}
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(SeverityRank(groups[a].rep.Severity), SeverityRank(groups[b].rep.Severity)),
+			cmp.Compare(groups[b].rep.Confidence, groups[a].rep.Confidence))
+	})
+	keep := make([]bool, len(groups))
+	for _, i := range order[:n] {
+		keep[i] = true
+	}
+	for i, g := range groups {
+		if keep[i] {
+			kept = append(kept, g)
+		} else {
+			dropped = append(dropped, g)
+		}
+	}
+	return kept, dropped
 }
 
 // cluster folds the sightings of one round into groups. It compares only
 // findings of the same file whose lines lie within PreExistingMargin of each
-// other (a sweep over the findings sorted by line), plus findings naming the
-// same prior, and joins them with a union-find, so the result is the same
-// whatever order the reports and their findings came in.
-func cluster(reports []Report) []*group {
+// other (a sweep over the findings sorted by line, at most maxNeighbours
+// ahead), plus findings naming the same prior, and joins them with a
+// union-find, so the result is the same whatever order the reports and their
+// findings came in. It returns the groups and how many pairs it compared.
+func cluster(reports []Report, tok *tokens) ([]*group, int) {
 	var all []*sighting
 	for _, r := range reports {
 		for _, f := range r.Findings {
 			if f.EndLine < f.Line {
 				f.EndLine = f.Line
 			}
-			all = append(all, &sighting{f: f, reviewer: r.Reviewer, words: words(f.Title)})
+			all = append(all, &sighting{f: f, reviewer: r.Reviewer})
 		}
 	}
 	slices.SortFunc(all, func(a, b *sighting) int {
@@ -198,12 +295,16 @@ func cluster(reports []Report) []*group {
 			cmp.Compare(a.f.Title, b.f.Title), cmp.Compare(a.reviewer, b.reviewer), cmp.Compare(a.f.Category, b.f.Category),
 			cmp.Compare(a.f.Rule, b.f.Rule), cmp.Compare(a.f.Prior, b.f.Prior), cmp.Compare(a.f.Description, b.f.Description))
 	})
+	// Words are interned after sorting, so token ids do not depend on the
+	// order the reports came in either.
+	for _, s := range all {
+		s.words = tok.set(s.f.Title)
+	}
 	parent := make([]int, len(all))
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]
@@ -215,6 +316,7 @@ func cluster(reports []Report) []*group {
 			parent[max(ra, rb)] = min(ra, rb)
 		}
 	}
+	compared := 0
 	byPrior := map[string]int{}
 	for i, s := range all {
 		if s.f.Prior != "" {
@@ -227,7 +329,8 @@ func cluster(reports []Report) []*group {
 		// all is sorted by file and line: later findings of the same file
 		// that start within reach of this one's end are the only candidates.
 		end := s.f.EndLine
-		for j := i + 1; j < len(all) && all[j].f.File == s.f.File && all[j].f.Line <= end+PreExistingMargin; j++ {
+		for j := i + 1; j < len(all) && j <= i+maxNeighbours && all[j].f.File == s.f.File && all[j].f.Line <= end+PreExistingMargin; j++ {
+			compared++
 			if sameRound(s, all[j]) {
 				union(i, j)
 			}
@@ -264,7 +367,7 @@ func cluster(reports []Report) []*group {
 		return cmp.Or(cmp.Compare(SeverityRank(a.rep.Severity), SeverityRank(b.rep.Severity)),
 			cmp.Compare(a.rep.File, b.rep.File), cmp.Compare(a.rep.Line, b.rep.Line), cmp.Compare(a.rep.Title, b.rep.Title))
 	})
-	return groups
+	return groups, compared
 }
 
 // sameRound decides whether two sightings of one round, in the same file
@@ -289,19 +392,191 @@ func better(a, b Finding) bool {
 // lines and still be its sighting, given a similar title or the same rule.
 const nearLedger = 10
 
-// match assigns each group the ledger entry it is a new sighting of, or -1:
-// first the entry a member names as prior, then, best score first, an
-// unmatched entry of the same file whose lines are near and whose title (any
-// of its wordings) is similar, or whose rule key is the same. Scoring every
-// candidate pair before assigning makes the result independent of order.
-func match(ledger []Entry, groups []*group) []int {
-	out := make([]int, len(groups))
-	taken := make([]bool, len(ledger))
-	byID := map[string]int{}
-	byFile := map[string][]int{}
+// farSimilarity is how similar a title must be to a ledger entry's for a
+// finding anywhere else in its file to be a new sighting of it.
+const farSimilarity = 0.6
+
+// wideSpan is the longest range of lines the ledger index finds by its
+// start; entries spanning more are kept aside and are candidates for every
+// sighting of their file.
+const wideSpan = 50
+
+// ledgerIndex finds, for a sighting, the ledger entries that can be its
+// earlier sightings: those of its file near its lines, and those whose title
+// may be similar enough to match from anywhere in the file.
+type ledgerIndex struct {
+	ledger   []Entry
+	files    map[string]*fileIndex
+	wordings [][][]int32 // ledger index → the word set of each title it was seen under
+	rank     []int32     // token → its place in the rarest-first order of words
+	stamp    []int       // per entry: the probe that last returned it
+	probe    int
+}
+
+// fileIndex is the ledger entries of one file, by line and by title word.
+type fileIndex struct {
+	byLine []int // entries spanning at most wideSpan lines, by first line
+	wide   []int
+	byWord map[int32][]int // word → entries with it in a wording's prefix, in ledger order
+}
+
+// newLedgerIndex indexes the ledger. Every sighting's title must be in tok
+// already: the rarest-first order covers the words known when it is built.
+func newLedgerIndex(ledger []Entry, tok *tokens) *ledgerIndex {
+	lx := &ledgerIndex{ledger: ledger, files: map[string]*fileIndex{},
+		wordings: make([][][]int32, len(ledger)), stamp: make([]int, len(ledger))}
 	for i, e := range ledger {
+		ws := [][]int32{tok.set(e.Title)}
+		for _, t := range e.Titles {
+			ws = append(ws, tok.set(t))
+		}
+		lx.wordings[i] = ws
+	}
+	// Rarest first: by how many wordings hold the word, then by the word,
+	// so the order is the same whatever order the titles came in.
+	df := make([]int, len(tok.names))
+	for _, ws := range lx.wordings {
+		for _, w := range ws {
+			for _, t := range w {
+				df[t]++
+			}
+		}
+	}
+	order := make([]int32, len(tok.names))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(df[a], df[b]), cmp.Compare(tok.names[a], tok.names[b]))
+	})
+	lx.rank = make([]int32, len(order))
+	for r, t := range order {
+		lx.rank[t] = int32(r)
+	}
+	for i, e := range ledger {
+		ix := lx.files[e.File]
+		if ix == nil {
+			ix = &fileIndex{byWord: map[int32][]int{}}
+			lx.files[e.File] = ix
+		}
+		for _, w := range lx.wordings[i] {
+			for _, t := range lx.prefix(w) {
+				if p := ix.byWord[t]; len(p) == 0 || p[len(p)-1] != i {
+					ix.byWord[t] = append(p, i)
+				}
+			}
+		}
+		if max(e.EndLine, e.Line)-e.Line > wideSpan {
+			ix.wide = append(ix.wide, i)
+		} else {
+			ix.byLine = append(ix.byLine, i)
+		}
+	}
+	for _, ix := range lx.files {
+		slices.SortStableFunc(ix.byLine, func(a, b int) int { return cmp.Compare(ledger[a].Line, ledger[b].Line) })
+	}
+	return lx
+}
+
+// prefix returns the rarest words of a set, as many as it takes to share
+// one with every set at least farSimilarity similar to it (prefix
+// filtering): such a set lacks at most a (1-farSimilarity) share of its
+// words, and the prefixes of two such sets, cut in the same order, meet.
+func (lx *ledgerIndex) prefix(words []int32) []int32 {
+	if len(words) == 0 {
+		return nil
+	}
+	w := slices.Clone(words)
+	slices.SortFunc(w, func(a, b int32) int { return cmp.Compare(lx.rank[a], lx.rank[b]) })
+	return w[:len(w)-int(math.Ceil(farSimilarity*float64(len(w))))+1]
+}
+
+// candidates returns the untaken entries of m's file that may be its
+// earlier sightings: up to maxNear near its lines, nearest first; up to
+// maxNear spanning many lines; and up to maxFar whose titles share a word
+// of their prefix with m's. Each source looks at no more than twice its
+// limit, taken entries included.
+func (lx *ledgerIndex) candidates(m *sighting, taken []bool) []int {
+	ix := lx.files[m.f.File]
+	if ix == nil {
+		return nil
+	}
+	lx.probe++
+	var out []int
+	add := func(i int) bool {
+		if taken[i] || lx.stamp[i] == lx.probe {
+			return false
+		}
+		lx.stamp[i] = lx.probe
+		out = append(out, i)
+		return true
+	}
+	// Near: walk out from m's first line in both directions.
+	lines := ix.byLine
+	lo := lx.lineAt(lines, m.f.Line) - 1
+	hi := lo + 1
+	from, to := m.f.Line-nearLedger-wideSpan, m.f.EndLine+nearLedger
+	for n, steps := 0, 0; n < maxNear && steps < 2*maxNear; steps++ {
+		up := hi < len(lines) && lx.ledger[lines[hi]].Line <= to
+		down := lo >= 0 && lx.ledger[lines[lo]].Line >= from
+		if !up && !down {
+			break
+		}
+		if up && (!down || lx.ledger[lines[hi]].Line-m.f.Line <= m.f.Line-lx.ledger[lines[lo]].Line) {
+			if add(lines[hi]) {
+				n++
+			}
+			hi++
+		} else {
+			if add(lines[lo]) {
+				n++
+			}
+			lo--
+		}
+	}
+	for n, k := 0, 0; k < min(len(ix.wide), 2*maxNear) && n < maxNear; k++ {
+		if add(ix.wide[k]) {
+			n++
+		}
+	}
+	if m.prefix == nil {
+		m.prefix = lx.prefix(m.words)
+	}
+	n, steps := 0, 0
+	for _, w := range m.prefix {
+		for _, i := range ix.byWord[w] {
+			if n >= maxFar || steps >= 2*maxFar {
+				return out
+			}
+			steps++
+			if add(i) {
+				n++
+			}
+		}
+	}
+	return out
+}
+
+// lineAt returns the position of the first entry of lines starting at or
+// after line.
+func (lx *ledgerIndex) lineAt(lines []int, line int) int {
+	pos, _ := slices.BinarySearchFunc(lines, line, func(i, line int) int {
+		return cmp.Or(cmp.Compare(lx.ledger[i].Line, line), 1)
+	})
+	return pos
+}
+
+// match assigns each group the ledger entry it is a new sighting of, or -1,
+// and marks that entry taken: first the entry a member names as prior, then,
+// best score first, an untaken entry of the same file whose lines are near
+// and whose title (any of its wordings) is similar, or whose rule key is the
+// same. Scoring every candidate pair before assigning makes the result
+// independent of order. compared counts the pairs scored.
+func (lx *ledgerIndex) match(groups []*group, taken []bool, compared *int) []int {
+	out := make([]int, len(groups))
+	byID := make(map[string]int, len(lx.ledger))
+	for i, e := range lx.ledger {
 		byID[e.ID] = i
-		byFile[e.File] = append(byFile[e.File], i)
 	}
 	for gi, g := range groups {
 		out[gi] = -1
@@ -316,24 +591,22 @@ func match(ledger []Entry, groups []*group) []int {
 		score float64
 	}
 	var pairs []pair
-	wordings := map[int][][]string{} // ledger index → the words of each title it was seen under
+	best := map[int]float64{} // entry → best score of the group at hand
 	for gi, g := range groups {
 		if out[gi] >= 0 {
 			continue
 		}
-		for _, i := range byFile[g.rep.File] {
-			if taken[i] {
-				continue
-			}
-			if wordings[i] == nil {
-				wordings[i] = append(wordings[i], words(ledger[i].Title))
-				for _, t := range ledger[i].Titles {
-					wordings[i] = append(wordings[i], words(t))
+		clear(best)
+		for _, m := range g.members {
+			for _, i := range lx.candidates(m, taken) {
+				*compared++
+				if s := score(lx.ledger[i], lx.wordings[i], m); s > best[i] {
+					best[i] = s
 				}
 			}
-			if s := score(ledger[i], wordings[i], g); s > 0 {
-				pairs = append(pairs, pair{gi, i, s})
-			}
+		}
+		for i, s := range best {
+			pairs = append(pairs, pair{gi, i, s})
 		}
 	}
 	slices.SortFunc(pairs, func(a, b pair) int {
@@ -347,26 +620,23 @@ func match(ledger []Entry, groups []*group) []int {
 	return out
 }
 
-// score rates how likely a group is a new sighting of a ledger entry, whose
-// wordings are given as word sets: 0 for not at all, otherwise higher for
-// more similar titles and nearer lines.
-func score(e Entry, ew [][]string, g *group) float64 {
-	best := 0.0
-	for _, m := range g.members {
-		dist := distance(m.f, Finding{Line: e.Line, EndLine: e.EndLine})
-		sim := 0.0
-		for _, w := range ew {
-			sim = max(sim, similarity(m.words, w))
-		}
-		ok := sim >= 0.6 ||
-			(dist <= nearLedger && sim >= 0.3) ||
-			(dist <= PreExistingMargin && sim >= 0.2) ||
-			(dist <= nearLedger && m.f.Rule != "" && strings.EqualFold(m.f.Rule, e.Rule))
-		if ok {
-			best = max(best, 1+sim-float64(min(dist, 1000))/1000)
-		}
+// score rates how likely a sighting is a new sighting of a ledger entry,
+// whose wordings are given as word sets: 0 for not at all, otherwise higher
+// for more similar titles and nearer lines.
+func score(e Entry, ew [][]int32, m *sighting) float64 {
+	dist := distance(m.f, Finding{Line: e.Line, EndLine: e.EndLine})
+	sim := 0.0
+	for _, w := range ew {
+		sim = max(sim, similarity(m.words, w))
 	}
-	return best
+	ok := sim >= farSimilarity ||
+		(dist <= nearLedger && sim >= 0.3) ||
+		(dist <= PreExistingMargin && sim >= 0.2) ||
+		(dist <= nearLedger && m.f.Rule != "" && strings.EqualFold(m.f.Rule, e.Rule))
+	if !ok {
+		return 0
+	}
+	return 1 + sim - float64(min(dist, 1000))/1000
 }
 
 func overlap(a, b Finding) bool {
@@ -392,15 +662,29 @@ var stop = map[string]bool{"a": true, "an": true, "the": true, "is": true, "in":
 	"it": true, "its": true, "this": true, "that": true, "at": true, "by": true, "from": true, "are": true, "was": true,
 	"into": true, "than": true, "then": true, "but": true, "if": true, "as": true, "via": true, "has": true, "have": true, "does": true}
 
-// words returns the distinct stemmed lower-case words of a title, without
-// stop words, sorted: a set that similarity compares in linear time.
-func words(s string) []string {
-	var out []string
+// tokens interns the words of titles as small integers, so word sets are
+// sorted integer slices that similarity compares in linear time.
+type tokens struct {
+	ids   map[string]int32
+	names []string
+}
+
+// set returns the distinct stemmed lower-case words of a title, without
+// stop words, as a sorted set of token ids.
+func (t *tokens) set(s string) []int32 {
+	var out []int32
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		if stop[w] {
 			continue
 		}
-		out = append(out, stem(w))
+		w = stem(w)
+		id, ok := t.ids[w]
+		if !ok {
+			id = int32(len(t.names))
+			t.ids[w] = id
+			t.names = append(t.names, w)
+		}
+		out = append(out, id)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -428,18 +712,18 @@ func stem(w string) string {
 }
 
 // similarity is the Jaccard index of two sorted word sets.
-func similarity(a, b []string) float64 {
+func similarity(a, b []int32) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 1
 	}
 	common, i, j := 0, 0, 0
 	for i < len(a) && j < len(b) {
-		switch c := strings.Compare(a[i], b[j]); {
-		case c == 0:
+		switch {
+		case a[i] == b[j]:
 			common++
 			i++
 			j++
-		case c < 0:
+		case a[i] < b[j]:
 			i++
 		default:
 			j++

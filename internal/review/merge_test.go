@@ -348,16 +348,234 @@ func TestMergeStallsUnderRenamedCategory(t *testing.T) {
 	}
 }
 
-func BenchmarkMergeOneFile(b *testing.B) {
+// liftRoundCap lets a test merge rounds larger than MaxRoundFindings.
+func liftRoundCap(tb testing.TB) {
+	old := roundCap
+	roundCap = 1 << 30
+	tb.Cleanup(func() { roundCap = old })
+}
+
+// oneFileRound is reviewers reports of perReport findings each, all in one
+// file: every reviewer reports the same problems (at the same lines, in its
+// own long wording), so each problem is one merged finding of reviewers
+// sightings. shift moves every line, as a fixer's edits would.
+func oneFileRound(reviewers, perReport, shift int) []Report {
 	var reports []Report
-	for r := range 5 {
+	for r := range reviewers {
 		var fs []Finding
-		for i := range 500 {
-			fs = append(fs, f("big.go", 1+i*7, Categories[i%len(Categories)], "high", fmt.Sprintf("Problem number %d in handler %d with a rather long title about many things", i, r)))
+		for i := range perReport {
+			fs = append(fs, f("big.go", 1+i*7+shift, Categories[(i+r)%len(Categories)], Severities[i%len(Severities)],
+				fmt.Sprintf("Problem number %d in the request handler, seen by reviewer %d, with a rather long title about many things at once", i, r)))
 		}
 		reports = append(reports, Report{Reviewer: fmt.Sprint("r", r), Findings: fs})
 	}
+	return reports
+}
+
+func BenchmarkMergeOneFile10x500(b *testing.B) {
+	liftRoundCap(b)
+	reports := oneFileRound(10, 500, 0)
 	for b.Loop() {
 		Merge(nil, reports, policy1, Diff{})
+	}
+}
+
+// BenchmarkMergeOneFile10x500Again is the next round of the same findings,
+// matched against the 500 entries of the ledger.
+func BenchmarkMergeOneFile10x500Again(b *testing.B) {
+	liftRoundCap(b)
+	ledger, _ := Merge(nil, oneFileRound(10, 500, 0), policy1, Diff{})
+	reports := oneFileRound(10, 500, 2)
+	p := Policy{Iteration: 2, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+	for b.Loop() {
+		Merge(ledger, reports, p, Diff{})
+	}
+}
+
+// TestMergeRoundCap: a round of more than MaxRoundFindings findings keeps
+// the most severe, then the most confident, and counts the rest; an earlier
+// finding raised again past the cap is neither recorded nor resolved.
+func TestMergeRoundCap(t *testing.T) {
+	var reports []Report
+	for r := range 12 {
+		var fs []Finding
+		for i := range 10 {
+			n := r*10 + i
+			x := f(fmt.Sprintf("f%03d.go", n), 1, "correctness", Severities[n%4], fmt.Sprintf("Problem %d", n))
+			x.Confidence = 80 + n%17
+			fs = append(fs, x)
+		}
+		reports = append(reports, Report{Reviewer: fmt.Sprint("r", r), Findings: fs})
+	}
+	res := MergeRound(nil, reports, policy1, Diff{})
+	if len(res.Findings) != MaxRoundFindings || res.Dropped != 20 || len(res.Ledger) != MaxRoundFindings {
+		t.Fatalf("%d findings, %d dropped, ledger %d; want %d, 20, %d", len(res.Findings), res.Dropped, len(res.Ledger), MaxRoundFindings, MaxRoundFindings)
+	}
+	kept := map[string]bool{}
+	lowest := 100
+	for _, m := range res.Findings {
+		kept[m.Title] = true
+		if m.Severity == "low" {
+			lowest = min(lowest, m.Confidence)
+		}
+	}
+	for _, r := range reports {
+		for _, x := range r.Findings {
+			if kept[x.Title] {
+				continue
+			}
+			if x.Severity != "low" || x.Confidence > lowest {
+				t.Errorf("dropped %q (%s, %d) but kept a low finding of confidence %d", x.Title, x.Severity, x.Confidence, lowest)
+			}
+		}
+	}
+
+	// Next round: the same findings plus 15 critical ones push some of the
+	// recorded low findings past the cap. They stay open, unresolved.
+	extra := Report{Reviewer: "extra"}
+	for i := range 15 {
+		extra.Findings = append(extra.Findings, f(fmt.Sprintf("new%02d.go", i), 1, "security", "critical", fmt.Sprintf("Injection %d", i)))
+	}
+	p := Policy{Iteration: 2, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+	res2 := MergeRound(res.Ledger, append(reports, extra), p, Diff{})
+	if res2.Dropped != 35 || len(res2.Findings) != MaxRoundFindings {
+		t.Fatalf("round 2: %d findings, %d dropped; want %d, 35", len(res2.Findings), res2.Dropped, MaxRoundFindings)
+	}
+	for _, e := range res2.Ledger {
+		if !e.Open() {
+			t.Errorf("%s %q is %s; a finding raised again past the cap stays as it was", e.ID, e.Title, e.Status)
+		}
+	}
+	if len(res2.Ledger) != MaxRoundFindings+15 {
+		t.Errorf("ledger has %d entries, want %d", len(res2.Ledger), MaxRoundFindings+15)
+	}
+}
+
+func TestMostSevere(t *testing.T) {
+	m := func(id, sev string, conf int) Merged {
+		return Merged{ID: id, Finding: Finding{Severity: sev, Confidence: conf}}
+	}
+	in := []Merged{m("F-0001", "low", 99), m("F-0002", "critical", 80), m("F-0003", "high", 95), m("F-0004", "critical", 90), m("F-0005", "high", 95)}
+	top, rest := MostSevere(in, 3)
+	var ids []string
+	for _, x := range top {
+		ids = append(ids, x.ID)
+	}
+	if diff := cmp.Diff([]string{"F-0004", "F-0002", "F-0003"}, ids); diff != "" || rest != 2 {
+		t.Errorf("MostSevere(3) = %v, rest %d; (-want +got):\n%s", ids, rest, diff)
+	}
+	if in[0].ID != "F-0001" {
+		t.Error("MostSevere reordered its argument")
+	}
+	if top, rest := MostSevere(in, 20); len(top) != 5 || rest != 0 {
+		t.Errorf("MostSevere(20) = %d findings, rest %d", len(top), rest)
+	}
+	if top, rest := MostSevere(nil, 20); len(top) != 0 || rest != 0 {
+		t.Errorf("MostSevere(nil) = %v, %d", top, rest)
+	}
+}
+
+// TestMergeComparisonsGrowLinearly counts the pairs a merge compares (its
+// cost) instead of timing it: ten times the findings in one file cost about
+// ten times the comparisons, never a quadratic number, whether the findings
+// are spread over the file, piled on one line, or span all of it, and
+// whether the ledger is empty or holds the previous round.
+func TestMergeComparisonsGrowLinearly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("merges rounds of 5000 findings")
+	}
+	liftRoundCap(t)
+	var compared int
+	testHookCompared = func(n int) { compared = n }
+	t.Cleanup(func() { testHookCompared = nil })
+	pile := func(reviewers, perReport, span int) []Report {
+		reports := oneFileRound(reviewers, perReport, 0)
+		for _, r := range reports {
+			for i := range r.Findings {
+				r.Findings[i].Line, r.Findings[i].EndLine = 1, span
+			}
+		}
+		return reports
+	}
+	p2 := Policy{Iteration: 2, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+	for _, c := range []struct {
+		name  string
+		round func(perReport int) []Report
+	}{
+		{"spread over the file", func(n int) []Report { return oneFileRound(10, n, 0) }},
+		{"piled on one line", func(n int) []Report { return pile(10, n, 1) }},
+		{"spanning the whole file", func(n int) []Report { return pile(10, n, 1_000_000) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cost := map[int][2]int{}
+			for _, perReport := range []int{50, 500} {
+				ledger, round := Merge(nil, c.round(perReport), policy1, Diff{})
+				first := compared
+				_, again := Merge(ledger, c.round(perReport), p2, Diff{})
+				cost[perReport] = [2]int{first, compared}
+				sightings := 10 * perReport
+				if first > 50*sightings || compared > 50*sightings {
+					t.Errorf("%d findings: %d then %d comparisons, more than 50 per finding", sightings, first, compared)
+				}
+				for _, m := range again {
+					if m.New {
+						t.Errorf("%d findings: round 2 gave %s %q a new id; round 1 had %d findings", sightings, m.ID, m.Title, len(round))
+						break
+					}
+				}
+			}
+			for i := range 2 {
+				if small, large := cost[50][i], cost[500][i]; large > 15*max(small, 1) {
+					t.Errorf("round %d: 500 findings cost %d comparisons, 5000 cost %d: not linear", i+1, small, large)
+				}
+			}
+			t.Logf("comparisons for 500 and 5000 findings: %v", cost)
+		})
+	}
+}
+
+// TestMergeOrderIndependentPileUp: when more findings pile up on the same
+// lines than a sighting is compared with, the result still does not depend
+// on the order reports and findings came in.
+func TestMergeOrderIndependentPileUp(t *testing.T) {
+	liftRoundCap(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var vocab []string
+	for i := range 300 {
+		vocab = append(vocab, fmt.Sprintf("word%c%c", 'a'+i%26, 'a'+i/26))
+	}
+	var base []Report
+	for r := range 6 {
+		var fs []Finding
+		for range 40 {
+			title := vocab[rng.IntN(len(vocab))] + " " + vocab[rng.IntN(len(vocab))] + " " + vocab[rng.IntN(len(vocab))]
+			fs = append(fs, f("pile.go", 1+rng.IntN(3), "correctness", Severities[rng.IntN(4)], title))
+		}
+		base = append(base, Report{Reviewer: fmt.Sprint("r", r), Findings: fs})
+	}
+	wantLedger, wantRound := Merge(nil, base, policy1, Diff{})
+	p2 := Policy{Iteration: 2, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+	_, wantAgain := Merge(wantLedger, base, p2, Diff{})
+	for range 20 {
+		shuffled := make([]Report, len(base))
+		for i, r := range base {
+			r.Findings = slices.Clone(r.Findings)
+			rng.Shuffle(len(r.Findings), func(i, j int) { r.Findings[i], r.Findings[j] = r.Findings[j], r.Findings[i] })
+			shuffled[i] = r
+		}
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		ledger, round := Merge(nil, shuffled, policy1, Diff{})
+		if diff := cmp.Diff(wantRound, round); diff != "" {
+			t.Fatalf("round depends on order (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(wantLedger, ledger); diff != "" {
+			t.Fatalf("ledger depends on order (-want +got):\n%s", diff)
+		}
+		if _, again := Merge(wantLedger, shuffled, p2, Diff{}); !cmp.Equal(wantAgain, again) {
+			t.Fatalf("next round depends on order:\n%s", cmp.Diff(wantAgain, again))
+		}
+	}
+	if len(wantRound) < 5 {
+		t.Errorf("the pile-up merged into %d findings; the test needs several", len(wantRound))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits on what one report may hold; hostile or runaway output is refused
@@ -84,6 +85,10 @@ func (c *checker) add(path, format string, args ...any) {
 }
 
 func decode(raw []byte) (map[string]any, Problems) {
+	// encoding/json would turn invalid UTF-8 into U+FFFD and accept it.
+	if !utf8.Valid(raw) {
+		return nil, Problems{{"$", fmt.Sprintf("is not valid UTF-8 (at byte %d); a report is UTF-8 text", invalidAt(raw))}}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -112,7 +117,27 @@ func (c *checker) exact(obj map[string]any, path string, known ...string) {
 	}
 }
 
+// invalidAt returns the offset of the first byte of b that is not UTF-8.
+func invalidAt(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+// str checks a one-line string: no line break, tab or other character that
+// hides or disguises text. A string with such a character reads as "" to the
+// checks that follow, which then add no second problem about it.
 func (c *checker) str(obj map[string]any, path, key string, required bool, max int) string {
+	return c.text(obj, path, key, required, max, false)
+}
+
+// text checks a string; multiline allows line feeds and tabs in it.
+func (c *checker) text(obj map[string]any, path, key string, required bool, max int, multiline bool) string {
 	v, ok := obj[key]
 	if !ok || v == nil {
 		if required {
@@ -130,6 +155,10 @@ func (c *checker) str(obj map[string]any, path, key string, required bool, max i
 	}
 	if len(s) > max {
 		c.add(path+"."+key, "is %d characters; the limit is %d", len(s), max)
+	}
+	if msg := textProblem(s, multiline); msg != "" {
+		c.add(path+"."+key, "%s", msg)
+		return ""
 	}
 	return s
 }
@@ -245,7 +274,7 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 			}
 			seen[id] = true
 			c.enum(o, p, "status", "fixed", "not_fixed", "partially_fixed")
-			c.str(o, p, "note", false, MaxTextLen)
+			c.text(o, p, "note", false, MaxTextLen, true)
 		}
 	}
 	for _, id := range exp.FixChecks {
@@ -298,9 +327,9 @@ func (c *checker) finding(v any, p string, exp Expect) {
 		c.add(p+".end_line", "must be ≥ line (%d), got %d", line, end)
 	}
 	c.str(o, p, "title", true, MaxTitleLen)
-	c.str(o, p, "description", true, MaxTextLen)
+	c.text(o, p, "description", true, MaxTextLen, true)
 	for _, k := range []string{"evidence", "suggestion"} {
-		c.str(o, p, k, false, MaxTextLen)
+		c.text(o, p, k, false, MaxTextLen, true)
 	}
 	c.str(o, p, "rule", false, 128)
 	if prior := c.str(o, p, "prior", false, 32); prior != "" && !isID(prior) {
@@ -357,7 +386,7 @@ func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 		}
 		seen[id] = true
 		c.enum(o, p, "status", "fixed", "not_fixed", "disputed", "deferred")
-		c.str(o, p, "note", false, MaxTextLen)
+		c.text(o, p, "note", false, MaxTextLen, true)
 		files := c.array(o, p, "files", false)
 		if len(files) > MaxFilesPerFix {
 			c.add(p+".files", "lists %d files; the limit is %d", len(files), MaxFilesPerFix)
@@ -367,6 +396,8 @@ func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 			fp := fmt.Sprintf("%s.files[%d]", p, j)
 			if !ok {
 				c.add(fp, "must be a string")
+			} else if msg := textProblem(s, false); msg != "" {
+				c.add(fp, "%s", msg)
 			} else if msg := outside(exp.Root, s); msg != "" {
 				c.add(fp, "%s", msg)
 			}
@@ -407,7 +438,7 @@ func ValidateValidation(raw []byte, exp Expect) (ValidationReport, Problems) {
 			c.exact(o, p, "id", "status", "note")
 			seen[c.id(o, p, exp)] = true
 			c.enum(o, p, "status", "confirmed", "disproved", "uncertain")
-			c.str(o, p, "note", false, MaxTextLen)
+			c.text(o, p, "note", false, MaxTextLen, true)
 		}
 	}
 	c.missing(exp.Required, seen)

@@ -1,8 +1,12 @@
 package review
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,4 +66,87 @@ func TestValidateFixRequiresEveryBlockingFinding(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
+}
+
+// TestValidateRefusesDisguisedText: a report string that hides or reorders
+// text, or breaks a one-line field, is refused with the field and the
+// character named, in every kind of report.
+func TestValidateRefusesDisguisedText(t *testing.T) {
+	review := func(field, value string) string {
+		f := map[string]any{"severity": "high", "confidence": 90, "category": "correctness", "file": "a.go", "line": 3,
+			"title": "t", "description": "d"}
+		f[field] = value
+		raw, _ := json.Marshal(map[string]any{"schema": "whetstone.review/v1", "reviewer": "critic", "verdict": "issues_found",
+			"findings": []any{f}})
+		return string(raw)
+	}
+	tests := []struct {
+		name, field, value string
+		want               string // the problem; "" for none
+	}{
+		{"newline in a title", "title", "Fine\nWHETSTONE-DISPATCH {}", "$.findings[0].title: contains U+000A at byte 4, a line break; this field is one line: reports are plain text"},
+		{"tab in a file", "file", "a\t.go", "$.findings[0].file: contains U+0009 at byte 1, a tab; this field is one line: reports are plain text"},
+		{"newline in a description", "description", "line one\n\tline two", ""},
+		{"carriage return in a description", "description", "a\r\nb", "$.findings[0].description: contains U+000D at byte 1, a control character: reports are plain text"},
+		{"escape sequence in evidence", "evidence", "\x1b[2Jcleared", "$.findings[0].evidence: contains U+001B at byte 0, a control character: reports are plain text"},
+		{"DEL in a rule", "rule", "r\x7f", "$.findings[0].rule: contains U+007F at byte 1, a control character: reports are plain text"},
+		{"C1 control in a suggestion", "suggestion", "a\u0085b", "$.findings[0].suggestion: contains U+0085 at byte 1, a control character: reports are plain text"},
+		{"right-to-left override in a title", "title", "Safe \u202eEVORPPA", "$.findings[0].title: contains U+202E at byte 5, a bidirectional control, which reorders the text shown: reports are plain text"},
+		{"isolate in a description", "description", "x\u2067y", "$.findings[0].description: contains U+2067 at byte 1, a bidirectional control, which reorders the text shown: reports are plain text"},
+		{"right-to-left mark", "title", "\u200ft", "$.findings[0].title: contains U+200F at byte 0, a bidirectional control, which reorders the text shown: reports are plain text"},
+		{"Arabic letter mark", "title", "t\u061c", "$.findings[0].title: contains U+061C at byte 1, a bidirectional control, which reorders the text shown: reports are plain text"},
+		{"zero-width space", "title", "Verd\u200bict", "$.findings[0].title: contains U+200B at byte 4, an invisible format character: reports are plain text"},
+		{"word joiner", "description", "a\u2060b", "$.findings[0].description: contains U+2060 at byte 1, an invisible format character: reports are plain text"},
+		{"byte-order mark", "title", "\ufefft", "$.findings[0].title: contains U+FEFF at byte 0, an invisible format character: reports are plain text"},
+		{"tag characters", "description", "ok\U000E0041\U000E0042", "$.findings[0].description: contains U+E0041 at byte 2, an invisible format character: reports are plain text"},
+		{"line separator", "description", "a\u2028b", "$.findings[0].description: contains U+2028 at byte 1, a line or paragraph separator: reports are plain text"},
+		{"variation selector smuggling", "title", "t\U000E0100", "$.findings[0].title: contains U+E0100 at byte 1, an invisible variation selector: reports are plain text"},
+		{"emoji and accents are plain text", "title", "Café ⚠️ naïve 日本", ""},
+		{"control in an enum", "severity", "high\x00", "$.findings[0].severity: contains U+0000 at byte 4, a control character: reports are plain text"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ps := ValidateReview([]byte(review(tt.field, tt.value)), Expect{Reviewer: "critic"})
+			var want []string
+			if tt.want != "" {
+				want = []string{tt.want}
+			}
+			var got []string
+			for _, p := range ps {
+				got = append(got, p.String())
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("invalid UTF-8", func(t *testing.T) {
+		raw := []byte(review("title", "t"))
+		raw = bytes.Replace(raw, []byte(`"t"`), []byte("\"t\xff\""), 1)
+		_, ps := ValidateReview(raw, Expect{Reviewer: "critic"})
+		if len(ps) != 1 || !strings.Contains(ps[0].String(), "not valid UTF-8") {
+			t.Errorf("problems = %v, want invalid UTF-8", ps)
+		}
+	})
+	t.Run("fix_checks, fixer and validator reports", func(t *testing.T) {
+		known := map[string]bool{"F-0001": true}
+		_, ps := ValidateReview([]byte(`{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"clean","findings":[],`+
+			`"fix_checks":[{"id":"F-0001","status":"fixed","note":"ok\u202e"}]}`), Expect{Reviewer: "critic", Known: known})
+		_, fps := ValidateFix([]byte(`{"schema":"whetstone.fix/v1","results":[{"id":"F-0001","status":"fixed","note":"a\u0007","files":["a\nb.go"]}]}`), Expect{Known: known})
+		_, vps := ValidateValidation([]byte(`{"schema":"whetstone.validation/v1","results":[{"id":"F-0001\u200b","status":"confirmed","note":"multi\nline"}]}`), Expect{Known: known})
+		var got []string
+		for _, p := range slices.Concat(ps, fps, vps) {
+			got = append(got, p.String())
+		}
+		want := []string{
+			"$.fix_checks[0].note: contains U+202E at byte 2, a bidirectional control, which reorders the text shown: reports are plain text",
+			"$.results[0].note: contains U+0007 at byte 1, a control character: reports are plain text",
+			"$.results[0].files[0]: contains U+000A at byte 1, a line break; this field is one line: reports are plain text",
+			"$.results[0].id: contains U+200B at byte 6, an invisible format character: reports are plain text",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("problems (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -78,7 +78,11 @@ func (g git) runInput(ctx context.Context, stdin io.Reader, args ...string) ([]b
 
 // command prepares git with args in g's directory and environment.
 func (g git) command(ctx context.Context, args ...string) *exec.Cmd {
-	full := append([]string{"-C", g.dir, "--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=false"}, args...)
+	// A repository may be hostile: its configuration must not make whetstone
+	// run a program, so the fsmonitor and every hook are off (writing even
+	// a temporary index runs post-index-change).
+	full := append([]string{"-C", g.dir, "--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=false",
+		"-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.DevNull}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_EXTERNAL_DIFF=")
 	cmd.Env = append(cmd.Env, g.env...)

@@ -1,12 +1,14 @@
 // Package scope works out, deterministically from git, what a review run
 // reviews: the change, its diff, its files with changed line ranges, their
 // triage, the specialist reviewers the change calls for and the signals of
-// deterministic tools.
+// deterministic tools. It also snapshots the repository around a read-only
+// phase (Take) to find (Changes) and undo (Restore) what the phase changed.
 //
 // Every git command runs with GIT_OPTIONAL_LOCKS=0 and a time and output
 // bound. The working tree is snapshotted through a temporary copy of the
 // index, so neither the work tree nor the user's index is ever written; only
-// git objects may be added to the object store.
+// git objects may be added to the object store. Restore alone writes the
+// work tree, and only to put back what a snapshot recorded.
 package scope
 
 import (
@@ -292,50 +294,69 @@ func defaultBranch(ctx context.Context, g git) string {
 // works on a temporary copy of the index: even `git write-tree` would
 // otherwise rewrite the user's index to cache the tree.
 func writeTree(ctx context.Context, g git, all bool) (string, error) {
+	var tree string
+	err := withTempIndex(ctx, g, true, func(tg git) error {
+		if all {
+			if _, err := tg.run(ctx, "add", "-A", "--", ".", excludeState); err != nil {
+				return fmt.Errorf("snapshot working tree: %w", err)
+			}
+		}
+		var err error
+		if tree, err = tg.str(ctx, "write-tree"); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+		return nil
+	})
+	return tree, err
+}
+
+// withTempIndex runs fn with a copy of g whose commands use a temporary
+// index: a copy of the user's index when seed is true, else an empty one.
+// The file has a unique name, so concurrent callers never share one, and it
+// lives inside the git directory, never in the work tree (TMPDIR may be).
+func withTempIndex(ctx context.Context, g git, seed bool, fn func(tg git) error) error {
 	index, err := g.str(ctx, "rev-parse", "--git-path", "index")
 	if err != nil {
-		return "", fmt.Errorf("find index: %w", err)
+		return fmt.Errorf("find index: %w", err)
 	}
 	if !filepath.IsAbs(index) {
 		index = filepath.Join(g.dir, index)
 	}
-	// Inside the git directory: never part of the work tree (TMPDIR may be).
 	tmp, err := os.CreateTemp(filepath.Dir(index), "whetstone-index-*")
 	if err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
+		return fmt.Errorf("snapshot: %w", err)
 	}
 	name := tmp.Name()
 	defer os.Remove(name)
 	defer os.Remove(name + ".lock")
-	src, err := os.Open(index)
+	var src *os.File
+	if seed {
+		src, err = os.Open(index)
+	}
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case src == nil && (err == nil || errors.Is(err, os.ErrNotExist)):
 		tmp.Close()
 		os.Remove(name) // git starts from an empty index
 	case err != nil:
 		tmp.Close()
-		return "", fmt.Errorf("snapshot: %w", err)
+		return fmt.Errorf("snapshot: %w", err)
 	default:
 		_, err = io.Copy(tmp, src)
-		src.Close()
 		if cerr := tmp.Close(); err == nil {
 			err = cerr
 		}
+		// Git trusts an entry's stat data only when the file is older than
+		// the index file; a copy dated now would hide an edit made in the
+		// second the user's index was written (same size, same mtime).
+		if fi, serr := src.Stat(); err == nil && serr == nil {
+			err = os.Chtimes(name, fi.ModTime(), fi.ModTime())
+		}
+		src.Close()
 		if err != nil {
-			return "", fmt.Errorf("snapshot: copy index: %w", err)
+			return fmt.Errorf("snapshot: copy index: %w", err)
 		}
 	}
-	tg := g.with("GIT_INDEX_FILE=" + name)
-	if all {
-		if _, err := tg.run(ctx, "add", "-A", "--", ".", excludeState); err != nil {
-			return "", fmt.Errorf("snapshot working tree: %w", err)
-		}
-	}
-	tree, err := tg.str(ctx, "write-tree")
-	if err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
-	}
-	return tree, nil
+	return fn(g.with("GIT_INDEX_FILE=" + name))
 }
 
 // pathspecs turns the user's scope words into git pathspecs. A word is a

@@ -662,8 +662,11 @@ func TestSignals(t *testing.T) {
 // replaced by placeholders so the files do not depend on the git version.
 func golden(t *testing.T, name string, c Context, diff []byte) {
 	t.Helper()
+	// In order, so that when two ids are equal the result does not depend
+	// on map iteration.
 	repl := []string{}
-	for k, v := range map[string]string{"BASE": c.Base, "HEAD": c.Head, "TREE": c.Tree} {
+	for _, kv := range [][2]string{{"BASE", c.Base}, {"HEAD", c.Head}, {"TREE", c.Tree}} {
+		k, v := kv[0], kv[1]
 		repl = append(repl, v, "<"+k+">", v[:7], "<"+k+"7>")
 	}
 	js, err := json.MarshalIndent(c, "", "  ")

@@ -1,181 +1,335 @@
 package shell
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 )
 
-// gitWrites maps each git subcommand that can change the work tree, the
-// index, refs, config or history to a test of its arguments; a nil test means
-// every use writes. Subcommands not listed, such as status, diff, log, show,
-// blame, grep and rev-parse, only read.
-var gitWrites = map[string]func(args []string) bool{
-	"add": nil, "am": nil, "checkout": nil, "cherry-pick": nil, "clone": nil, "commit": nil,
-	"fetch": nil, "filter-branch": nil, "gc": nil, "init": nil, "merge": nil, "mergetool": nil,
-	"mv": nil, "pull": nil, "push": nil, "rebase": nil, "reset": nil, "restore": nil,
-	"revert": nil, "rm": nil, "switch": nil, "update-ref": nil, "update-index": nil,
-	"checkout-index": nil, "read-tree": nil, "commit-tree": nil, "write-tree": nil,
-	"mktag": nil, "mktree": nil, "pack-refs": nil, "repack": nil, "maintenance": nil,
-
-	"apply":        unless("--check", "--stat", "--numstat", "--summary"),
-	"clean":        unless("-n", "--dry-run"),
-	"prune":        unless("-n", "--dry-run"),
-	"format-patch": unless("--stdout"),
-	"hash-object":  with("-w"),
-	"archive":      with("-o", "--output"),
-
-	"stash":           except("list", "show"),
-	"worktree":        except("list"),
-	"sparse-checkout": except("list"),
-	"notes":           only("add", "append", "copy", "edit", "merge", "prune", "remove"),
-	"submodule":       only("add", "update", "init", "deinit", "sync", "set-branch", "set-url", "absorbgitdirs", "foreach"),
-	"reflog":          only("expire", "delete"),
-	"remote":          only("add", "remove", "rm", "rename", "set-url", "set-head", "set-branches", "prune", "update"),
-	"bisect":          only("start", "good", "bad", "new", "old", "skip", "reset", "run", "replay"),
-
-	"branch":       branchWrites,
-	"tag":          tagWrites,
-	"replace":      listOrWrite("-l", "--list"),
-	"config":       configWrites,
-	"symbolic-ref": symbolicRefWrites,
+// gitReads are the git subcommands agents may run, each with the function
+// that judges its arguments. Any other subcommand, including aliases and
+// external git-* programs, is refused.
+var gitReads = map[string]func(*checker, *call, []word){
+	"status": gitAny, "log": gitAny, "show": gitAny, "diff": gitAny, "diff-tree": gitAny,
+	"diff-index": gitAny, "diff-files": gitAny, "rev-parse": gitAny, "rev-list": gitAny,
+	"ls-files": gitAny, "ls-tree": gitAny, "blame": gitAny, "annotate": gitAny, "shortlog": gitAny,
+	"describe": gitAny, "show-ref": gitAny, "name-rev": gitAny, "merge-base": gitAny, "var": gitAny,
+	"version": gitAny, "whatchanged": gitAny, "count-objects": gitAny, "check-ignore": gitAny,
+	"check-attr": gitAny, "check-ref-format": gitAny, "verify-commit": gitAny, "verify-tag": gitAny,
+	"for-each-ref": gitAny, "cherry": gitAny, "range-diff": gitAny, "show-branch": gitAny,
+	"check-mailmap": gitAny, "stripspace": gitAny, "column": gitAny,
+	"grep":          gitRefuse("-O", "--open-files-in-pager"),
+	"cat-file":      gitRefuse("--filters", "--textconv"),
+	"fsck":          gitRefuse("--lost-found"),
+	"archive":       gitRefuse("-o", "--output", "--remote", "--exec"),
+	"hash-object":   gitRefuse("-w"),
+	"help":          gitRefuse("-w", "--web", "-i", "--info"),
+	"format-patch":  gitFormatPatch,
+	"branch":        gitBranch,
+	"tag":           gitTag,
+	"config":        gitConfig,
+	"remote":        gitSub("", "get-url"),
+	"stash":         gitSub("list", "show"),
+	"worktree":      gitSub("list"),
+	"notes":         gitSub("", "list", "show"),
+	"submodule":     gitSub("", "status", "summary"),
+	"reflog":        gitReflog,
+	"symbolic-ref":  gitSymbolicRef,
 }
 
-// gitGlobalsWithValue are git's options before the subcommand that take the
-// next word as their value.
-var gitGlobalsWithValue = []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
+// gitRefused are options no git subcommand may have: they write files or
+// run programs.
+var gitRefused = []string{"--output", "--ext-diff", "--extcmd", "--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "-x"}
 
-// checkGit flags git subcommands that change the repository.
-func checkGit(args []string) string {
-	i := 0
-	for i < len(args) && strings.HasPrefix(args[i], "-") {
-		if slices.Contains(gitGlobalsWithValue, args[i]) {
-			i++
+// gitGlobal are git's options before the subcommand that only change how it
+// prints or matches.
+var gitGlobal = set("-P", "--no-pager", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs",
+	"--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--no-lazy-fetch", "--no-advice", "--list-cmds")
+
+// gitCmd allows git's read-only subcommands inside the project.
+func gitCmd(c *checker, x *call) {
+	saved := c.cwd
+	defer func() { c.cwd = saved }()
+	args := x.args
+	for len(args) > 0 {
+		w := args[0]
+		if !w.known {
+			c.dynamicOption(x, &args[0])
+			return
 		}
-		i++
-	}
-	if i >= len(args) {
-		return ""
-	}
-	sub, rest := args[i], args[i+1:]
-	if test, ok := gitWrites[sub]; ok && (test == nil || test(rest)) {
-		return fmt.Sprintf("%q changes the repository", "git "+sub)
-	}
-	if hasFlag(rest, "--output") {
-		return fmt.Sprintf("%q writes a file", "git "+sub+" --output")
-	}
-	return ""
-}
-
-// unless writes unless one of flags is given.
-func unless(flags ...string) func([]string) bool {
-	return func(args []string) bool { return !hasFlag(args, flags...) }
-}
-
-// with writes only when one of flags is given.
-func with(flags ...string) func([]string) bool {
-	return func(args []string) bool { return hasFlag(args, flags...) }
-}
-
-// except writes unless its first operand is one of subs; with no operand it
-// writes, as git stash does.
-func except(subs ...string) func([]string) bool {
-	return func(args []string) bool { return !slices.Contains(subs, firstOperand(args)) }
-}
-
-// only writes when its first operand is one of subs.
-func only(subs ...string) func([]string) bool {
-	return func(args []string) bool { return slices.Contains(subs, firstOperand(args)) }
-}
-
-// listOrWrite writes when given operands, unless one of listing is given.
-func listOrWrite(listing ...string) func([]string) bool {
-	return func(args []string) bool { return firstOperand(args) != "" && !hasFlag(args, listing...) }
-}
-
-func firstOperand(args []string) string {
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			return a
+		t := w.text
+		if !strings.HasPrefix(t, "-") {
+			break
+		}
+		name, _, attached := strings.Cut(t, "=")
+		switch {
+		case t == "-C" && len(args) > 1 && args[1].known:
+			c.gitDir(x, args[1])
+			args = args[2:]
+		case contains(t, "--version", "--help", "-h", "--html-path", "--man-path", "--info-path") || t == "--exec-path":
+			return
+		case gitGlobal[name] && (!attached || name == "--list-cmds"):
+			args = args[1:]
+		default:
+			c.denyf("%s changes git's configuration, repository or the programs it runs; run git without it", x.with(name))
+			return
 		}
 	}
-	return ""
-}
-
-// branchListing are the options that make git branch list branches, so that
-// its operands are patterns or commits rather than a branch to create.
-var branchListing = []string{
-	"-l", "--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current",
-	"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--format", "--sort",
-}
-
-// branchWrites reports whether git branch deletes, renames, copies or
-// creates a branch or changes its upstream; listing only reads.
-func branchWrites(args []string) bool {
-	for _, a := range args {
-		if strings.HasPrefix(a, "--") {
-			if hasFlag([]string{a}, "--delete", "--move", "--copy", "--force", "--set-upstream-to", "--unset-upstream", "--edit-description", "--track", "--no-track", "--create-reflog") {
-				return true
+	if len(args) == 0 || c.reason != "" {
+		return
+	}
+	sub := args[0]
+	judge, ok := gitReads[sub.text]
+	if !sub.known || !ok {
+		c.gitUnknown(sub)
+		return
+	}
+	c.gitInside(x)
+	rest := args[1:]
+	for i, a := range rest {
+		if c.reason != "" {
+			return
+		}
+		if a.known && a.text == "--" {
+			break
+		}
+		if !a.known {
+			if a.option() {
+				c.dynamicOption(x, &rest[i])
 			}
-		} else if len(a) > 1 && a[0] == '-' && strings.ContainsAny(a[1:], "dDmMcCfut") {
-			return true
+			continue
+		}
+		if r := refusedOption(a.text, gitRefused); r != "" {
+			c.denyf("%s writes files or runs programs; %s", quote("git "+sub.text+" "+r), c.instead())
+			return
 		}
 	}
-	return listOrWrite(branchListing...)(args)
+	if c.reason == "" {
+		judge(c, &call{name: "git " + sub.text, args: rest, all: x.all}, rest)
+	}
 }
 
-// tagWrites reports whether git tag deletes or creates a tag; listing only
-// reads.
-func tagWrites(args []string) bool {
-	if hasFlag(args, "-d", "--delete") {
-		return true
-	}
-	for _, a := range args {
-		if strings.HasPrefix(a, "-n") && (a == "-n" || isDigits(a[2:])) {
-			return false
+// refusedOption returns which of names the argument t is: short options
+// exactly or in a cluster, long ones also abbreviated, with or without a
+// value.
+func refusedOption(t string, names []string) string {
+	name, _, _ := strings.Cut(t, "=")
+	for _, n := range names {
+		switch {
+		case strings.HasPrefix(n, "--"):
+			if name == n || len(name) > 3 && strings.HasPrefix(name, "--") && strings.HasPrefix(n, name) {
+				return n
+			}
+		case t == n || len(n) == 2 && strings.HasPrefix(t, n) && !strings.HasPrefix(t, "--"):
+			return n
 		}
 	}
-	return listOrWrite("-l", "--list", "-v", "--verify", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format")(args)
+	return ""
 }
 
-// configWrites reports whether git config sets, unsets or edits a value;
-// getting and listing only read.
-func configWrites(args []string) bool {
-	if len(args) > 0 {
-		switch args[0] {
-		case "get", "list":
-			return false
-		case "set", "unset", "edit", "rename-section", "remove-section":
-			return true
+// gitDir follows git -C, which must stay inside the project.
+func (c *checker) gitDir(x *call, dir word) {
+	paths, ok := c.paths(dir.text)
+	if !ok {
+		c.denyf("%s runs git in a directory whetstone cannot tell after a cd; use a path from the project root", quote(x.part()))
+		return
+	}
+	c.cwd = paths
+}
+
+// gitInside refuses to run git outside the project: another repository's
+// configuration may run programs.
+func (c *checker) gitInside(x *call) {
+	if c.root == "" {
+		return
+	}
+	if c.cwd == nil {
+		c.denyf("%s runs git in a directory whetstone cannot tell after a cd; run it from the project", quote(x.part()))
+		return
+	}
+	for _, d := range c.cwd {
+		if r := c.real(d); r != c.root && !inside(r, c.root) {
+			c.denyf("%s runs git in %s, outside the project; run it from the project", quote(x.part()), r)
+			return
 		}
 	}
-	operands := 0
+}
+
+// gitUnknown refuses a git subcommand that is not known to only read.
+func (c *checker) gitUnknown(sub word) {
+	if c.p.Mode == Fixer {
+		c.denyf("%s is not a git command the fixer may run: it may change the repository or run programs; the fixer edits files with the Edit tool and leaves git to the orchestrator", quote("git "+sub.src))
+		return
+	}
+	c.denyf("%s is not a git command read-only agents may run: it may change the repository or run programs (status, log, show, diff, grep, blame and other reads are allowed); describe what you would check in your report instead", quote("git "+sub.src))
+}
+
+func gitAny(*checker, *call, []word) {}
+
+// gitRefuse judges a subcommand that reads unless given one of names.
+func gitRefuse(names ...string) func(*checker, *call, []word) {
+	return func(c *checker, x *call, args []word) {
+		for _, a := range args {
+			if a.known && a.text == "--" {
+				return
+			}
+			if r := refusedOption(a.text, names); r != "" && a.known {
+				c.denyf("%s writes files or runs programs; %s", x.with(r), c.instead())
+				return
+			}
+			if a.known && names[0] == "-O" && clusterHas(a.text, 'O') {
+				c.denyf("%s runs a pager; %s", x.with("-O"), c.instead())
+				return
+			}
+		}
+	}
+}
+
+// gitOperands returns the operands of a git subcommand: the words before
+// "--" that are not options, and the values of the options in valued.
+func gitOperands(args []word, valued ...string) (operands []word, opts []string) {
 	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case hasFlag([]string{a}, "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "--list", "-l"):
-			return false
-		case hasFlag([]string{a}, "--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section", "--edit", "-e"):
-			return true
-		case a == "-f" || a == "--file" || a == "--blob" || a == "--type" || a == "--default" || a == "--comment":
-			i++
-		case !strings.HasPrefix(a, "-"):
-			operands++
+		a := args[i]
+		switch {
+		case a.known && a.text == "--":
+			return append(operands, args[i+1:]...), opts
+		case a.known && strings.HasPrefix(a.text, "-") && a.text != "-":
+			opts = append(opts, a.text)
+			if contains(a.text, valued...) {
+				i++
+			}
+		default:
+			operands = append(operands, a)
 		}
 	}
-	return operands >= 2
+	return operands, opts
 }
 
-// symbolicRefWrites reports whether git symbolic-ref sets or deletes a ref
-// rather than reading one.
-func symbolicRefWrites(args []string) bool {
-	operands := 0
-	for _, a := range args {
-		if a == "-d" || a == "--delete" {
-			return true
+// gitSub allows the listed first operands of a subcommand that has its own
+// subcommands; "" stands for none.
+func gitSub(allowed ...string) func(*checker, *call, []word) {
+	return func(c *checker, x *call, args []word) {
+		operands, opts := gitOperands(args, "--ref")
+		first := ""
+		if len(operands) > 0 {
+			first = operands[0].text
+			if !operands[0].known {
+				first = "?"
+			}
 		}
-		if !strings.HasPrefix(a, "-") {
-			operands++
+		if x.name == "git remote" && first == "" {
+			for _, o := range opts {
+				if o != "-v" && o != "--verbose" {
+					first = o
+				}
+			}
+		}
+		if !contains(first, allowed...) {
+			c.denyf("%s changes the repository or reaches other repositories; %s", quote(x.part()), c.instead())
 		}
 	}
-	return operands >= 2
+}
+
+func gitReflog(c *checker, x *call, args []word) {
+	operands, _ := gitOperands(args)
+	if len(operands) > 0 && (!operands[0].known || contains(operands[0].text, "expire", "delete", "drop", "write")) {
+		c.denyf("%s changes the reflog; %s", quote(x.part()), c.instead())
+	}
+}
+
+func gitSymbolicRef(c *checker, x *call, args []word) {
+	operands, opts := gitOperands(args, "-m")
+	for _, o := range opts {
+		if !contains(o, "-q", "--quiet", "--short", "--no-recurse", "--recurse") {
+			c.denyf("%s changes a ref; %s", x.with(o), c.instead())
+			return
+		}
+	}
+	if len(operands) != 1 {
+		c.denyf("%s sets a ref; %s", quote(x.part()), c.instead())
+	}
+}
+
+func gitFormatPatch(c *checker, x *call, args []word) {
+	_, opts := gitOperands(args)
+	stdout := false
+	for _, o := range opts {
+		if r := refusedOption(o, []string{"-o", "--output-directory"}); r != "" {
+			c.denyf("%s writes patch files; use git format-patch --stdout", x.with(r))
+			return
+		}
+		stdout = stdout || o == "--stdout"
+	}
+	if !stdout {
+		c.denyf("%s writes patch files; use git format-patch --stdout", quote(x.part()))
+	}
+}
+
+// gitBranch allows git branch only to list branches.
+func gitBranch(c *checker, x *call, args []word) {
+	operands, opts := gitOperands(args, "--sort", "--format", "--points-at", "--abbrev")
+	listing := false
+	for _, o := range opts {
+		name, _, _ := strings.Cut(o, "=")
+		switch {
+		case contains(name, "--list", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--verbose", "-vv", "-lv", "-vl"):
+			listing = true
+		case contains(name, "--all", "--remotes", "--color", "--no-color", "--column", "--no-column", "--sort", "--format", "--abbrev", "--no-abbrev", "--ignore-case", "--omit-empty", "--quiet", "--show-current"):
+		case !strings.HasPrefix(o, "--") && strings.Trim(o[1:], "larvqi") == "":
+			listing = listing || strings.ContainsAny(o[1:], "lv")
+		default:
+			c.denyf("%s creates, deletes, renames or configures branches; %s", x.with(name), c.instead())
+			return
+		}
+	}
+	if len(operands) > 0 && !listing {
+		c.denyf("%s creates a branch; list branches with git branch --list PATTERN", quote(x.part()))
+	}
+}
+
+// gitTag allows git tag only to list or verify tags.
+func gitTag(c *checker, x *call, args []word) {
+	operands, opts := gitOperands(args, "--sort", "--format", "--points-at")
+	listing := false
+	for _, o := range opts {
+		name, _, _ := strings.Cut(o, "=")
+		switch {
+		case contains(name, "--list", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--verify", "-l", "-v"), strings.HasPrefix(name, "-n") && isNumber(name[2:]):
+			listing = true
+		case contains(name, "--sort", "--format", "--color", "--column", "--no-column", "--ignore-case", "-i", "--omit-empty"):
+		default:
+			c.denyf("%s creates, deletes or signs tags; %s", x.with(name), c.instead())
+			return
+		}
+	}
+	if len(operands) > 0 && !listing {
+		c.denyf("%s creates a tag; list tags with git tag --list PATTERN", quote(x.part()))
+	}
+}
+
+// gitConfig allows git config only to read values.
+func gitConfig(c *checker, x *call, args []word) {
+	operands, opts := gitOperands(args, "-f", "--file", "--blob", "--type", "--default", "--comment")
+	if len(operands) > 0 && operands[0].known && contains(operands[0].text, "get", "list") {
+		for _, o := range opts {
+			if o == "-e" || strings.HasPrefix(o, "--edit") {
+				c.denyf("%s opens an editor; %s", x.with(o), c.instead())
+				return
+			}
+		}
+		return
+	}
+	reading := len(operands) == 1 // git config NAME prints the value
+	for _, o := range opts {
+		name, _, _ := strings.Cut(o, "=")
+		switch {
+		case contains(name, "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "--list", "-l"):
+			reading = true
+		case contains(name, "--global", "--system", "--local", "--worktree", "-f", "--file", "--blob", "--show-origin", "--show-scope", "--null", "-z", "--name-only", "--includes", "--no-includes", "--type", "--bool", "--int", "--bool-or-int", "--path", "--expiry-date", "--default", "--fixed-value"):
+		default:
+			c.denyf("%s changes git's configuration; %s", x.with(name), c.instead())
+			return
+		}
+	}
+	if !reading {
+		c.denyf("%s sets a value; read values with git config --get NAME", quote(x.part()))
+	}
 }

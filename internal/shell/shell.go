@@ -1,40 +1,194 @@
-// Package shell decides whether a shell command line is write-shaped: whether
-// running it could change files in the project or the state of its git
-// repository. Read-only review agents may run any command that is not.
+// Package shell decides whether an agent may run a shell command line.
 //
-// The line is read by a small lexer that follows quoting, command and process
-// substitutions, redirections and here-documents, and every simple command it
-// finds is checked against what is known about the program it runs. The check
-// leans towards denial: a line it cannot follow is write-shaped.
+// The line is parsed as bash by mvdan.cc/sh and every command in it is
+// judged: pipelines, lists, compound commands, function bodies, command and
+// process substitutions, and the scripts handed to inline shells (bash -c,
+// eval, xargs sh -c, trap). A word is judged by the value the program will
+// see, after quote removal, ANSI-C escapes and brace expansion; a program
+// named by an expansion is unknown and refused.
+//
+// The rules are default-deny. A read-only agent may run only the programs in
+// a table of readers (cat, grep, git log, find without actions, …), the
+// project's verification commands, and writes to /dev/null or under the
+// temporary directory. The fixer may in addition change files inside the
+// project with a few known commands (cp, mv, rm, mkdir, touch, sed -i,
+// gofmt -w, …), never under .git, .whetstone or whetstone.json. No agent may
+// name whetstone's key file.
 package shell
 
-// maxDepth bounds the nesting of substitutions, inline shells and wrapped
-// commands, so that a hostile line cannot exhaust the stack. Deeper lines
-// cannot be parsed and are therefore write-shaped.
-const maxDepth = 32
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
-// WriteShaped reports whether the shell command line cmd could change files or
-// git state, and if so a short reason naming the offending part, such as
-// `redirection "> out.txt"`, `"rm" deletes files` or
-// `"git commit" changes the repository`. A line it cannot parse, such as one
-// with an unbalanced quote, is write-shaped with the reason
-// "cannot parse the command".
-func WriteShaped(cmd string) (reason string, ok bool) {
-	reason = check(cmd, 0)
-	return reason, reason != ""
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Mode is what kind of agent runs a command.
+type Mode int
+
+const (
+	ReadOnly Mode = iota // reviewers, the validator, the orchestrator during a run
+	Fixer                // the fixer in the fix phase
+)
+
+// Policy is what a command is judged against.
+type Policy struct {
+	Mode      Mode
+	Root      string     // project root: absolute, symlinks resolved
+	Cwd       string     // directory the command starts in (absolute); "" means Root
+	TempDir   string     // os.TempDir() resolved; read-only agents may redirect/write under it
+	Verify    [][]string // verification command prefixes read-only agents may run, e.g. {"go","test"}; nil means DefaultVerify()
+	Protected []string   // absolute paths no command may name at all, reads included (whetstone's MAC key file and its directory); compare case-insensitively, after cleaning
 }
 
-// check returns why the command line src is write-shaped, or "" if it is not.
-// depth counts the inline shells and wrappers around src.
-func check(src string, depth int) string {
-	cmds, err := parse(src, depth)
-	if err != nil {
-		return err.Error()
+// DefaultVerify is what read-only agents may run to build and test by
+// default. The go commands are still held to the rules of go.go: no output
+// file outside the temporary directory, no -exec or -toolexec.
+func DefaultVerify() [][]string {
+	return [][]string{
+		{"go", "test"},
+		{"go", "vet"},
+		{"go", "build", "-o", "/dev/null"},
+		{"go", "list"},
+		{"gofmt", "-l"},
+		{"gofmt", "-d"},
 	}
-	for _, c := range cmds {
-		if r := checkCommand(c, depth); r != "" {
-			return r
+}
+
+// Limits that keep a hostile line from costing more than a linear amount of
+// work, or from overflowing the parser's stack.
+const (
+	maxDepth   = 32   // nested inline shells, eval and wrappers
+	maxOpeners = 4096 // brackets and backquotes in one line; the parser recurses on them
+)
+
+// Check returns "" when cmd may run under p, else the reason: it names the part
+// of the command that was refused and says what to do instead.
+func Check(cmd string, p Policy) string {
+	c := newChecker(cmd, p)
+	if r := c.named(cmd); r != "" {
+		return r
+	}
+	if n := openers(cmd); n > maxOpeners {
+		return fmt.Sprintf("cannot parse the command: it nests or groups more than %d parts; split it into smaller commands", maxOpeners)
+	}
+	c.script(cmd, 0)
+	c.finish()
+	return c.reason
+}
+
+// newChecker prepares the state one call of Check works with.
+func newChecker(cmd string, p Policy) *checker {
+	c := &checker{
+		p:        p,
+		root:     clean(p.Root),
+		temp:     clean(p.TempDir),
+		verify:   p.Verify,
+		budget:   4*len(cmd) + 4096,
+		fields:   4*len(cmd) + 4096,
+		funcs:    map[string]bool{},
+		vars:     map[string]varState{},
+		resolved: map[string]string{},
+	}
+	if c.verify == nil {
+		c.verify = DefaultVerify()
+	}
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		c.home = filepath.Clean(home)
+	}
+	for _, q := range p.Protected {
+		if q = clean(q); q != "" {
+			c.protected = append(c.protected, strings.ToLower(q))
+		}
+	}
+	switch {
+	case filepath.IsAbs(p.Cwd):
+		c.cwd = []string{filepath.Clean(p.Cwd)}
+	case c.root != "":
+		c.cwd = []string{c.root}
+	}
+	return c
+}
+
+// named reports a line whose text names a protected path, however the words
+// around it are quoted: the plain substring, and the forms relative to the
+// home directory.
+func (c *checker) named(cmd string) string {
+	lower := strings.ToLower(cmd)
+	for _, q := range c.protected {
+		forms := []string{q}
+		if h := strings.ToLower(c.home); h != "" && strings.HasPrefix(q, h+"/") {
+			rest := q[len(h):]
+			forms = append(forms, "~"+rest, "$home"+rest, "${home}"+rest)
+		}
+		for _, f := range forms {
+			if i := strings.Index(lower, f); i >= 0 {
+				if len(lower) == len(cmd) {
+					f = cmd[i : i+len(f)] // as written
+				}
+				return keyReason(f)
+			}
 		}
 	}
 	return ""
+}
+
+func keyReason(part string) string {
+	return fmt.Sprintf("%s names whetstone's key file, which may not be read or named by any agent", quote(part))
+}
+
+// openers counts the characters that open a nested part of a command line.
+func openers(s string) int {
+	return strings.Count(s, "(") + strings.Count(s, "{") + strings.Count(s, "[") + strings.Count(s, "`")
+}
+
+// script parses src and judges every command in it. depth counts the inline
+// shells around it.
+func (c *checker) script(src string, depth int) {
+	if c.reason != "" {
+		return
+	}
+	if depth > maxDepth {
+		c.denyf("%s nests inline shells, eval and wrappers more than %d deep; run the inner command directly", quote(src), maxDepth)
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		c.denyf("cannot parse %s (%v); write it as plain bash", quote(src), err)
+		return
+	}
+	outer, outerDepth, outerLoops := c.src, c.depth, c.loops
+	c.src, c.depth, c.loops = src, depth, dirChangingLoops(f)
+	c.stmts(f.Stmts)
+	c.src, c.depth, c.loops = outer, outerDepth, outerLoops
+}
+
+// inline judges a script that a command hands to a shell, eval or trap,
+// within the budget of bytes that nested scripts may re-parse.
+func (c *checker) inline(src string) {
+	c.budget -= len(src)
+	if c.budget < 0 {
+		c.denyf("%s hands more script text to inline shells than whetstone judges; run the commands directly", quote(src))
+		return
+	}
+	c.script(src, c.depth+1)
+}
+
+// quote returns s quoted for a reason, shortened when long.
+func quote(s string) string {
+	const max = 72
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func clean(p string) string {
+	if p == "" || !filepath.IsAbs(p) {
+		return ""
+	}
+	return filepath.Clean(p)
 }

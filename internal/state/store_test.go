@@ -8,13 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,21 +62,23 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// TestUpdateConcurrent has many goroutines increment one counter through the
-// store while readers check that every read is one whole version. Each
-// update opens its own lock file descriptor, so flock serialises goroutines
-// of one process the same way it serialises processes.
+// TestUpdateConcurrent has many goroutines increment one counter through a
+// sealed store while readers check that every read is one whole version
+// that verifies. Each update opens its own lock file descriptor, so flock
+// serialises goroutines of one process the same way it serialises processes.
 func TestUpdateConcurrent(t *testing.T) {
 	const workers, updates = 64, 50
-	dir := t.TempDir()
+	root, key := t.TempDir(), testKey(t)
+	dir := filepath.Join(root, ".whetstone", "runs", "r1")
 	path := filepath.Join(dir, "state.json")
+	store := state.Store{Root: root, Path: path, Key: key}
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := state.Store{Path: path}
+			s := store
 			for i := 0; i < updates; i++ {
 				if err := s.Update(increment); err != nil {
 					errs <- err
@@ -96,7 +96,7 @@ func TestUpdateConcurrent(t *testing.T) {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
-			s := state.Store{Path: path}
+			s := store
 			last := 0
 			for {
 				select {
@@ -136,7 +136,7 @@ func TestUpdateConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	data, err := os.ReadFile(path)
+	data, err := store.Read()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,9 +414,7 @@ func TestHelperFsize(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for TestWriteFailure")
 	}
-	signal.Ignore(syscall.SIGXFSZ)
-	lim := syscall.Rlimit{Cur: 4096, Max: 4096}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+	if err := limitFileSize(4096); err != nil {
 		fmt.Println("setrlimit:", err)
 		os.Exit(1)
 	}
@@ -427,4 +425,23 @@ func TestHelperFsize(t *testing.T) {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// BenchmarkUpdate measures one locked update of a small state file, plain
+// and sealed, as every hook does.
+func BenchmarkUpdate(b *testing.B) {
+	for _, sealed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("sealed=%v", sealed), func(b *testing.B) {
+			root := b.TempDir()
+			s := state.Store{Root: root, Path: filepath.Join(root, ".whetstone", "runs", "r1", "state.json")}
+			if sealed {
+				s.Key = testKey(b)
+			}
+			for b.Loop() {
+				if err := s.Update(increment); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -1,0 +1,276 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/loop"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
+	"github.com/whetstone-dev/whetstone/internal/sandbox"
+	"github.com/whetstone-dev/whetstone/internal/shell"
+)
+
+// Tools by what they can do, in Claude Code 2.1.329 (docs/design.md,
+// "Every tool is gated"). During a run every tool call of the session comes
+// through preToolUse; a tool in none of these lists is denied.
+var (
+	// readTools only read or talk to the model; they still may not name
+	// whetstone's key.
+	readTools = []string{"Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "TodoWrite",
+		"ToolSearch", "ListAgents", "Skill", "BashOutput", "TaskOutput", "TaskStop", "KillShell", "CronList"}
+	// editTools change one file, named in their input.
+	editTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
+	// shellTools run a command line.
+	shellTools = []string{"Bash", "Monitor"}
+)
+
+// gate is what a tool call is judged against: the run's phase and settings,
+// read once from the verified state without decoding the ledger.
+type gate struct {
+	id       string
+	phase    loop.Phase
+	state    []byte // the verified state.json body
+	name     string // whetstone agent's short name, or ""
+	who      string // the caller in words
+	root     string // project root, symlinks resolved
+	keyPath  string
+	fixPhase bool // the caller is whetstone:fixer in the fix phase
+}
+
+func (a *App) preToolUse(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
+	if p.ToolName == "Agent" || p.ToolName == "Task" {
+		return a.dispatchGate(proj, id, p)
+	}
+	g := gate{id: id, phase: loop.Phase(gjson.GetBytes(body, "phase").String()), state: body, name: agentName(p.AgentType)}
+	if g.phase == loop.Done || g.phase == loop.Stopped {
+		return nil, nil
+	}
+	g.root = resolved(proj.Root)
+	g.keyPath = proj.keyPath
+	g.fixPhase = g.name == "fixer" && g.phase == loop.Fix
+	switch {
+	case g.name != "":
+		g.who = "whetstone:" + g.name
+	case p.AgentType != "":
+		g.who = p.AgentType
+	default:
+		g.who = "the orchestrator"
+	}
+	if reason := g.namesKey(p); reason != "" {
+		return hook.Deny(reason), nil
+	}
+	switch {
+	case slices.Contains(readTools, p.ToolName):
+		return nil, nil
+	case slices.Contains(editTools, p.ToolName):
+		return g.edit(p), nil
+	case slices.Contains(shellTools, p.ToolName):
+		return a.shellGate(g, p), nil
+	}
+	return hook.Deny(fmt.Sprintf("whetstone run %s: %s may not use %s during a review run (whetstone cannot check what it changes). Use Read, Grep, Glob and read-only Bash commands.", id, g.who, p.ToolName)), nil
+}
+
+// resolved is path with symlinks resolved, or path itself when that fails.
+func resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
+}
+
+// namesKey refuses any call, reads included, that names whetstone's key or
+// a directory holding it: with the key, a model could forge state.
+func (g gate) namesKey(p hook.Payload) string {
+	if g.keyPath == "" {
+		return ""
+	}
+	dir := filepath.Dir(g.keyPath)
+	raw := strings.ToLower(p.ToolInput.Raw)
+	deny := fmt.Sprintf("whetstone run %s: this %s call names whetstone's key (%s); no agent may read or change it.", g.id, p.ToolName, dir)
+	if strings.Contains(raw, strings.ToLower(dir)) || strings.Contains(raw, strings.ToLower(resolved(dir))) {
+		return deny
+	}
+	for _, field := range []string{"file_path", "path", "notebook_path"} {
+		v := p.ToolInput.Get(field).String()
+		if v == "" {
+			continue
+		}
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(g.root, v)
+		}
+		v = resolvedPrefix(v)
+		if safeio.Within(resolved(dir), v) || safeio.Within(v, resolved(dir)) {
+			return deny
+		}
+	}
+	return ""
+}
+
+// resolvedPrefix resolves the symlinks of the longest existing prefix of
+// path and appends the rest, so a file that does not exist yet is judged by
+// where it would be created.
+func resolvedPrefix(path string) string {
+	path = filepath.Clean(path)
+	rest := ""
+	for cur := path; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// edit lets only the fixer, in the fix phase, change project files.
+func (g gate) edit(p hook.Payload) *hook.Response {
+	switch {
+	case g.fixPhase:
+		return g.fixerPath(p)
+	case g.name == "fixer":
+		return hook.Deny(fmt.Sprintf("whetstone run %s is in the %s phase; whetstone:fixer may edit only in the fix phase.", g.id, g.phase))
+	case g.name != "":
+		return hook.Deny(fmt.Sprintf("whetstone run %s: %s is a read-only agent and may not %s files. Report the problem as a finding with a suggestion; whetstone:fixer makes the changes.", g.id, g.who, strings.ToLower(p.ToolName)))
+	}
+	return hook.Deny(fmt.Sprintf("whetstone run %s is in progress (%s phase): only whetstone:fixer may change files, in the fix phase. Do not edit files yourself; follow whetstone's instructions and dispatch the agents they name.", g.id, g.phase))
+}
+
+// fixerPath lets the fixer edit files inside the project, but not
+// whetstone's state, its configuration or the repository's own files. The
+// path is judged after resolving symlinks, and case-insensitively, since
+// .WHETSTONE is .whetstone on macOS and Windows.
+func (g gate) fixerPath(p hook.Payload) *hook.Response {
+	path := p.ToolInput.Get("file_path").String()
+	if path == "" {
+		path = p.ToolInput.Get("notebook_path").String()
+	}
+	if path == "" {
+		return hook.Deny("whetstone: this edit names no file_path")
+	}
+	if reason := ownedPath(g.root, path); reason != "" {
+		return hook.Deny("whetstone: " + reason + "; the fixer changes only the project's code.")
+	}
+	return nil
+}
+
+// ownedPath says why path may not be written by the fixer, or "".
+func ownedPath(root, path string) string {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	real := resolvedPrefix(path)
+	if !safeio.Within(root, real) {
+		if real != filepath.Clean(path) {
+			return fmt.Sprintf("%s leads to %s, outside the project (%s)", path, real, root)
+		}
+		return fmt.Sprintf("%s is outside the project (%s)", path, root)
+	}
+	rel, _ := filepath.Rel(root, real)
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	switch strings.ToLower(first) {
+	case ".whetstone", "whetstone.json":
+		return fmt.Sprintf("%s belongs to whetstone itself", rel)
+	case ".git":
+		return fmt.Sprintf("%s is inside the repository's .git directory", rel)
+	}
+	return ""
+}
+
+// shellGate judges a command line. Read-only callers run it in the
+// sandbox when one is available (its writes vanish); otherwise, and for the
+// fixer, the parser's default-deny rules decide.
+func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
+	cmd := p.ToolInput.Get("command").String()
+	if cmd == "" {
+		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call has no command to check.", g.id, p.ToolName))
+	}
+	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: g.cwd(p.Cwd), TempDir: resolved(os.TempDir()), Protected: g.protected()}
+	for _, c := range gjson.GetBytes(g.state, "settings.verify_commands").Array() {
+		pol.Verify = append(pol.Verify, strings.Fields(c.String()))
+	}
+	if g.fixPhase {
+		pol.Mode = shell.Fixer
+	}
+	reason := shell.Check(cmd, pol)
+	if pol.Mode == shell.ReadOnly && p.ToolName == "Bash" && gjson.GetBytes(g.state, "settings.sandbox").String() != "off" {
+		if resp := a.sandboxed(g, p, cmd, pol, reason); resp != nil {
+			return resp
+		}
+	}
+	if reason == "" {
+		return nil
+	}
+	if g.fixPhase {
+		return hook.Deny(fmt.Sprintf("whetstone run %s: whetstone:fixer may not run this: %s. Edit files with the Edit tool and run the project's tests.", g.id, reason))
+	}
+	return hook.Deny(fmt.Sprintf("whetstone run %s: %s is read-only and may not run this: %s", g.id, g.who, reason))
+}
+
+// cwd is where the command starts: the payload's cwd when inside the
+// project, else the root.
+func (g gate) cwd(dir string) string {
+	if dir != "" && filepath.IsAbs(dir) {
+		if r := resolved(dir); safeio.Within(g.root, r) {
+			return r
+		}
+	}
+	return g.root
+}
+
+func (g gate) protected() []string {
+	if g.keyPath == "" {
+		return nil
+	}
+	dir := filepath.Dir(g.keyPath)
+	return []string{g.keyPath, dir, resolved(dir)}
+}
+
+// sandboxed rewrites a read-only caller's command to run under bubblewrap,
+// or returns nil when there is no sandbox here, the session is not in
+// bypassPermissions mode (a rewrite would need approval nobody gave, or
+// skip approvals the user wants), or the command must be denied anyway:
+// naming whetstone's key is refused even in the sandbox.
+func (a *App) sandboxed(g gate, p hook.Payload, cmd string, pol shell.Policy, reason string) *hook.Response {
+	if !sandbox.RewriteInMode(p.PermissionMode) || (reason != "" && !sandboxable(cmd, pol)) {
+		return nil
+	}
+	bwrap, ok := a.sandbox()
+	if !ok {
+		return nil
+	}
+	wrapped := sandbox.Wrap(bwrap, cmd, sandbox.Options{Root: g.root, Cwd: pol.Cwd, Hide: g.protected()[1:], Env: a.Getenv})
+	input, err := sjson.SetBytes([]byte(p.ToolInput.Raw), "command", wrapped)
+	if err != nil {
+		return nil
+	}
+	return hook.Rewrite(sandboxDecision, "", input)
+}
+
+// sandboxable reports whether a command the parser refused may still run
+// in the sandbox: anything that does not name whetstone's key (the sandbox
+// hides the key's directory too, for names the text does not show).
+func sandboxable(cmd string, pol shell.Policy) bool {
+	lower := strings.ToLower(cmd)
+	for _, p := range pol.Protected {
+		if strings.Contains(lower, strings.ToLower(p)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sandboxDecision is the permission decision sent with a sandboxed
+// command: none, so the user's deny and ask rules still apply (they see the
+// original command too, after the wrapper's exit). Claude Code runs a
+// rewritten command without asking only in bypassPermissions mode, the only
+// mode in which whetstone rewrites (docs/sandbox.md).
+const sandboxDecision = ""
