@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/fakemodel"
+	"github.com/whetstone-dev/whetstone/internal/sandbox"
 )
 
 // The scenarios of the review loop. Each test is one Claude Code session
@@ -363,11 +364,29 @@ func TestMalformedReportIsSentBack(t *testing.T) {
 // orchestrator's own Edit during the run is denied, the fixer's Edit in the
 // fix phase is allowed (scenario d). The rogue reviewer is witness, the one
 // reviewer with Bash; no reviewer has Write in its tools list, so Claude Code
-// refuses that call before whetstone's gate sees it.
+// refuses that call before whetstone's gate sees it. With the sandbox on
+// (bubblewrap installed, bypassPermissions mode) the write-shaped Bash runs
+// in the sandbox instead, and its write never reaches the project.
 func TestEditGates(t *testing.T) {
 	t.Parallel()
+	for _, sandboxed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "parser", true: "sandbox"}[sandboxed], func(t *testing.T) {
+			t.Parallel()
+			if _, ok := sandbox.Find(); sandboxed && !ok {
+				t.Skip("no working bubblewrap here (make test installs it)")
+			}
+			editGates(t, sandboxed)
+		})
+	}
+}
+
+func editGates(t *testing.T, sandboxed bool) {
 	e := setup(t)
-	r := newRepo(t, baseFiles, changedFiles)
+	base := maps.Clone(baseFiles)
+	if !sandboxed {
+		base["whetstone.json"] = `{"sandbox": "off"}` + "\n"
+	}
+	r := newRepo(t, base, changedFiles)
 	rogue := fakemodel.Edit{File: "calc.go", Old: "// Mean is the average of xs.", New: "// Mean, edited by the orchestrator."}
 	s := newSession(t, e, r, fakemodel.Whetstone{
 		Findings: criticFindsOnce, Fixes: fixOnce, RogueReviewer: "witness", RogueEdit: &rogue,
@@ -393,7 +412,10 @@ func TestEditGates(t *testing.T) {
 			}
 		case u["name"] == "Bash" && inSubagent && input["command"] == fakemodel.RogueCommand:
 			sawBash = true
-			if !isErr || !strings.Contains(text, "PreToolUse:Bash hook error") || !strings.Contains(text, "whetstone:witness is read-only") {
+			if sandboxed && isErr {
+				t.Errorf("the reviewer's Bash did not run in the sandbox: %q", text)
+			}
+			if !sandboxed && (!isErr || !strings.Contains(text, "PreToolUse:Bash hook error") || !strings.Contains(text, "whetstone:witness is read-only")) {
 				t.Errorf("the reviewer's write-shaped Bash was not denied by whetstone: %q", text)
 			}
 		case u["name"] == "Edit" && !inSubagent:
@@ -423,7 +445,7 @@ func TestEditGates(t *testing.T) {
 	if !strings.Contains(calc, fixOffByOne.New) {
 		t.Error("the fixer's Edit did not reach calc.go")
 	}
-	wantRun(t, r, "done", "", "APPROVE", 2)
+	run := wantRun(t, r, "done", "", "APPROVE", 2)
 	denied := 0
 	for _, res := range st.of("result", "") {
 		if d, _ := res["permission_denials"].([]any); len(d) > 0 {
@@ -432,6 +454,9 @@ func TestEditGates(t *testing.T) {
 	}
 	if denied == 0 {
 		t.Error("no result lists a permission denial")
+	}
+	if strings.Contains(r.read(runFile(run, "iter-1/verdict.json")), `"tampered"`) {
+		t.Error("the tamper backstop reported a change although nothing reached the project")
 	}
 }
 

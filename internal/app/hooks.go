@@ -134,9 +134,11 @@ func (a *App) fail(proj Project, id string, why error) {
 				fmt.Fprintf(a.Log, "run %s: keeping the unverified state aside: %v\n", id, err)
 			}
 		}
-		r, err := loop.Decode(old)
-		if err != nil || !r.Active() {
-			r = &loop.Run{Version: loop.Version, ID: id, Phase: loop.Review, Created: now, Agents: map[string]*loop.Agent{}}
+		// Nothing in an unverified state is trusted but what names the run:
+		// its findings, phase and verdict may be forged.
+		r := &loop.Run{Version: loop.Version, ID: id, Phase: loop.Review, Created: now, Agents: map[string]*loop.Agent{}}
+		if found, err := loop.Decode(old); err == nil && found.ID == id {
+			r.Session, r.Iteration, r.Settings, r.Roster, r.Created = found.Session, found.Iteration, found.Settings, found.Roster, found.Created
 		}
 		r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("its state changed outside whetstone (%v); what was found is kept as state.json.unverified-*", why)})
 		if err := a.finish(proj, r); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/scope"
+	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
 // detectTimeout bounds choosing the change and running the signal checks,
@@ -434,6 +435,10 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 			statuses[n] = r.Agents[n].Status
 		}
 		reports, err := a.readReports(proj, r, last)
+		if errors.Is(err, state.ErrTampered) {
+			r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("a stored report changed outside whetstone (%v)", err)})
+			return a.finish(proj, r)
+		}
 		if err != nil {
 			return err
 		}

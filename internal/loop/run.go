@@ -190,6 +190,10 @@ func (r *Run) enter(p Phase, iteration int, now time.Time, note string) {
 func (r *Run) Stop(reason, detail string, now time.Time) {
 	r.StopReason = reason
 	r.Verdict = r.verdict()
+	if reason == Error && (r.Verdict == review.Approve || r.Verdict == review.ApproveWithNotes) {
+		// A run that failed is never approved, whatever it had found.
+		r.Verdict = review.RequestChanges
+	}
 	note := "stopped: " + reason
 	if detail != "" {
 		note += ": " + detail

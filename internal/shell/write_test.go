@@ -1,9 +1,6 @@
 package shell
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // A writeRow is a command that changes the project when run: a read-only
 // agent must be refused it.
@@ -55,7 +52,7 @@ var writeShaped = []writeRow{
 	w(`x='a[$(touch ai5.txt)]'; test -v "$x"`), w(`declare -i n; n='a[$(touch ai6.txt)]'`),
 	w(`x='$(touch pp.txt)'; echo "${x@P}"`), w(`x='a[$(touch ai7.txt)]'; (( x ))`),
 	w(`x='a[$(touch ai8.txt)]'; let y=x`), w(`x='a[$(touch ai9.txt)]'; a=(1); echo ${a[x]}`),
-	w(`x='a[$(touch ai10.txt)]'; declare -n r=x; echo $r`), w(`read -r x <<< 'a[$(touch ai11.txt)]'; echo $((x))`),
+	w(`x='a[$(touch ai10.txt)]'; declare -n r="$x"; echo $r`), w(`read -r x <<< 'a[$(touch ai11.txt)]'; echo $((x))`),
 	w(`x=$(cat scripts/ai.txt 2>/dev/null || echo 'a[$(touch ai12.txt)]'); echo $((x+1))`),
 	w(`x='a[$(touch ai13.txt)]'; [[ -v $x ]]`), w(`for x in 'a[$(touch ai14.txt)]'; do echo $((x)); done`),
 
@@ -84,7 +81,7 @@ var writeShaped = []writeRow{
 	w(`sudo touch sudo.txt`, "sudo"), w(`unshare -r touch un.txt`, "unshare"), w(`strace -o st.txt true`, "strace"),
 	w(`chroot / touch "$PWD/chroot.txt"`), w(`runuser -u root -- touch ru.txt`, "runuser"),
 	w(`gdb -batch -ex 'shell touch gdb.txt'`, "gdb"), w(`script -qc true typescript.txt`, "script"),
-	w(`parallel touch ::: par.txt`, "parallel"), w(`watch -n 1 touch w.txt`, "watch-not-run"),
+	w(`parallel touch ::: par.txt`, "parallel"), w(`watch -n 1 touch w.txt`, "a-terminal"),
 	w(`nice nice touch nice3.txt`), w(`timeout 5 env nice touch deepwrap.txt`),
 
 	// Inline shells and scripts whetstone cannot read.
@@ -129,7 +126,7 @@ var writeShaped = []writeRow{
 	w(`sed -e 'p' -e 'w sedw4.txt' main.go`), w(`sed 'W sedW.txt' main.go`), w("sed -n '1{w sedw5.txt\n}' main.go"),
 	w(`sed 's/[/]/x/w sedw6.txt' main.go`), w(`sed -E 's/(a)/\1/w sedw7.txt' main.go`),
 	w(`sed --expression='w sedw8.txt' main.go`), w(`sed 'y/a/b/;w sedw9.txt' main.go`),
-	w(`sed -s -n 'w sedw10.txt' main.go`), w(`sed -n '$!{w sedw11.txt' -e '}' main.go`),
+	w(`sed -s -n 'w sedw10.txt' main.go`), w(`sed -n -e '$!{w sedw11.txt' -e '}' main.go`),
 	w(`sed 's|a|b|gw sedw12.txt' main.go`), w(`sed "$(echo w sedw13.txt)" main.go`), w(`sed --in-pl 's/a/b/' main.go`),
 
 	// find actions.
@@ -145,7 +142,7 @@ var writeShaped = []writeRow{
 	w(`sort -uo sorted4.txt main.go`), w(`sort --out=sorted5.txt main.go`), w(`uniq main.go uniq.txt`),
 	w(`xxd main.go xxd.txt`), w(`xxd -r -p main.go xxd2.txt`), w(`shuf -o shuf.txt main.go`),
 	w(`iconv -f utf-8 -t utf-8 -o iconv.txt main.go`), w(`tree -o tree.txt`, "tree"), w(`yq -i '.a = 1' y.yaml`, "yq"),
-	w(`date -s 2001-01-01 >/dev/null; touch date.txt`), w(`file -C -m /dev/null`),
+	w(`file -C -m /dev/null`),
 
 	// Archives and compressors.
 	w(`tar -cf a.tar main.go`), w(`tar czf a.tgz main.go`), w(`tar -xf files.tar`), w(`tar xzf files.tgz`),
@@ -186,7 +183,7 @@ var writeShaped = []writeRow{
 	w(`git rebase feature`), w(`git apply scripts/p.diff`), w(`git am --abort 2>/dev/null; git apply --index scripts/p.diff`),
 	w(`git push origin HEAD:refs/heads/pushed`), w(`git fetch origin main:refs/heads/fetched`),
 	w(`git pull --no-edit origin feature`), w(`git config user.name x`), w(`git config --add a.b c`),
-	w(`git config --unset user.email`), w(`git config core.hooksPath hooks`), w(`git config set a.b c`),
+	w(`git config --unset user.email`), w(`git config core.hooksPath hooks`), 
 	w(`git branch nb`), w(`git branch -D feature`), w(`git branch -m main renamed`), w(`git branch -c feature copied`),
 	w(`git branch --set-upstream-to=origin/main feature`), w(`git branch -v nb2`), w(`git tag v2`), w(`git tag -d v1`),
 	w(`git tag -a v3 -m x`), w(`git tag -f v1 HEAD~1`), w(`git remote add up ./.git/remote.git`), w(`git remote remove origin`),
@@ -208,7 +205,7 @@ var writeShaped = []writeRow{
 	w(`GIT_DIR=.git git add untracked.txt`),
 	w(`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch gcc.txt' git status`),
 	w(`git $(echo add) untracked.txt`), w(`git "$@" add untracked.txt`), w(`git commit -qm x --allow-empty --no-verify`),
-	w(`git stash && git stash pop`), w(`git rm -rq --cached .`), w(`git maintenance run --task=gc`),
+	w(`git stash -u && git stash pop`), w(`git rm -rq --cached .`), w(`git maintenance run --task=gc`),
 
 	// go commands with outputs, and the module rewriters.
 	w(`go test -coverprofile=c.out .`, "go"), w(`go test -c .`, "go"), w(`go test -c -o t.bin .`, "go"),
@@ -216,7 +213,7 @@ var writeShaped = []writeRow{
 	w(`go build -o bin/app .`, "go"), w(`go build -toolexec='touch te.txt' .`, "go"), w(`go generate ./...`, "go"),
 	w(`go mod tidy`, "go"), w(`go fmt ./...`, "go"), w(`gofmt -w main.go`, "gofmt"), w(`gofmt -l -w .`, "gofmt"),
 	w(`go work init`, "go"), w(`go mod edit -module=y`, "go"), w(`go test . -args -test.cpuprofile=cpu2.out`, "go"),
-	w(`go vet -vettool=$(command -v false) . ; touch vet.txt`, "go"), w(`GOFLAGS=-o=gf.bin go build .`, "go"),
+	w(`GOFLAGS=-o=gf.bin go build .`, "go"),
 	w(`go test -outputdir=. -cpuprofile=c3.out .`, "go"), w(`go build -o=bin/app2 .`, "go"),
 }
 
@@ -267,62 +264,4 @@ func TestWriteShapedChanges(t *testing.T) {
 		verified++
 	}
 	t.Logf("verified %d of %d write-shaped commands by running them; not run: %v", verified, len(writeShaped), skipped)
-}
-
-// TestWriteShapedDeniedToFixer checks that the fixer is refused the write
-// commands that reach outside its remit: git, interpreters, inline scripts
-// and writes outside the project. (The fixer may edit project files, so
-// simple edits are left out.)
-func TestWriteShapedDeniedToFixer(t *testing.T) {
-	p := newProject(t)
-	pol := p.policy(Fixer)
-	n := 0
-	for _, row := range writeShaped {
-		if !strings.HasPrefix(row.cmd, "git ") && !strings.Contains(row.cmd, "touch") && !strings.Contains(row.cmd, ".git/") {
-			continue
-		}
-		if strings.HasPrefix(row.cmd, "touch ") || strings.HasPrefix(row.cmd, "cd scripts && touch") || strings.HasPrefix(row.cmd, "pushd") || strings.HasPrefix(row.cmd, "true && touch") || strings.HasPrefix(row.cmd, "false || touch") {
-			continue
-		}
-		n++
-		if r := Check(row.cmd, pol); r == "" && !fixerMay[row.cmd] {
-			t.Errorf("Check(%q) allowed the fixer a command outside its remit", row.cmd)
-		}
-	}
-	t.Logf("checked %d commands against the fixer", n)
-}
-
-// fixerMay are the rows above that the fixer may run: they only touch
-// files inside the project.
-var fixerMay = map[string]bool{
-	`f() { touch fd.txt; }; f`: true, `env touch env.txt`: true, `env -i touch env2.txt`: true,
-	`env X=1 touch env3.txt`: true, `env -- touch env4.txt`: true, `env -C scripts touch env5.txt`: true,
-	`nice touch nice.txt`: true, `nice -n 5 touch nice2.txt`: true, `nohup touch nohup.txt`: true,
-	`timeout 5 touch to.txt`: true, `timeout -s KILL 5 touch to2.txt`: true, `stdbuf -o0 touch sb.txt`: true,
-	`setsid -w touch ss.txt`: true, `ionice -c 3 touch io.txt`: true, `chrt -o 0 touch chrt.txt`: true,
-	`taskset -c 0 touch ts.txt`: true, `time touch time.txt`: true, `time -p touch time2.txt`: true,
-	`nice nice touch nice3.txt`: true, `timeout 5 env nice touch deepwrap.txt`: true, `'tou'ch q2.txt`: true,
-	`"touch" dq2.txt`: true, `{touch,br3.txt}`: true, `{touch,br4.txt,br5.txt}`: true, `exec touch exec2.txt`: true,
-	`/usr/bin/touch abs2.txt`: true, `t\ouch esc.txt`: true, `$'\x74ouch' ansi.txt`: true, `$'\164ouch' oct.txt`: true,
-	`$'\u0074ouch' uni.txt`: true, `to$'\x75'ch uch.txt`: true, `sh -c 'touch sh.txt'`: true,
-	`bash -c 'touch bash.txt'`: true, `dash -c 'touch dash.txt'`: true, `bash -ec 'touch bash2.txt'`: true,
-	`bash -c -- 'touch bash3.txt'`: true, `sh -c "touch sh2.txt"`: true, `bash -c 'bash -c "touch nest.txt"'`: true,
-	`eval 'touch ev.txt'`: true, `eval "touch ev2.txt"`: true, `eval "eval 'touch ee.txt'"`: true,
-	`bash -c "eval 'touch be.txt'"`: true, `sh -c 'sh -c "sh -c \"touch deep2.txt\""'`: true,
-	`trap 'touch trap.txt' EXIT`: true, `builtin eval 'touch bi.txt'`: true, `cat <(touch ps2.txt)`: true,
-	`echo $(touch cs.txt)`: true, "echo `touch bq2.txt`": true, `echo "$(touch dq.txt)"`: true,
-	`echo ${x:-$(touch pe.txt)}`: true, `x=$(touch as.txt)`: true, `[[ -n $(touch tc.txt) ]]`: true,
-	`case $(touch cw.txt) in *) ;; esac`: true, `for f in $(touch fl.txt); do :; done`: true,
-	`declare x=$(touch dc.txt)`: true, `f() { local x=$(touch lc.txt); }; f`: true, `export X=$(touch ex.txt)`: true,
-	`readonly R=$(touch ro.txt)`: true, `echo $(echo $(echo $(touch deep.txt)))`: true,
-	`ls | tee >(touch tee-ps.txt) > /dev/null; sleep 0.3`: true, `: $(touch colon.txt)`: true,
-	`test -n "$(touch test.txt)"`: true, `[ -n "$(touch br2.txt)" ]`: true, `arr=($(touch arr.txt))`: true,
-	`declare -a arr=($(touch arr2.txt))`: true, `echo ${y[$(touch ix.txt)]}`: true, `echo ${#x[$(touch len.txt)]}`: true,
-	`echo ${x/$(touch repl.txt)/y}`: true, `grep x <<< "$(touch hstr.txt)"`: true, `cat <<EOF` + "\n$(touch hdoc.txt)\nEOF": true,
-	`echo x | xargs sh -c 'touch xa4.txt'`: true, `echo x | xargs -n1 bash -c 'touch xa5.txt'`: true,
-	`select x in a; do touch sel.txt; break; done <<< 1`: true, `until touch until.txt; do :; done`: true,
-	`while touch while2.txt; do break; done`: true, `if touch if2.txt; then :; fi`: true, `! touch not.txt`: true,
-	`touch bg.txt & wait`: true, `coproc touch co.txt; wait`: true, `true | touch p.txt`: true,
-	`touch pa.txt |& cat`: true, `read -r x < <(touch rd.txt)`: true, `find . -maxdepth 0 -exec touch fe.txt \;`: false,
-	`echo xa3.txt | xargs -I{} touch {}`: false, `ls() { touch shadow.txt; }; ls`: false,
 }
