@@ -59,6 +59,13 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	if err != nil {
 		return refuse(err)
 	}
+	// Nothing under .whetstone may lead out of the project: a symlinked
+	// .whetstone (or runs, sessions) is refused before anything is written.
+	for _, d := range []string{proj.dir("runs"), proj.dir("sessions")} {
+		if err := safeio.NoSymlinks(proj.Root, d); err != nil {
+			return refuse(err)
+		}
+	}
 	if err := os.MkdirAll(proj.dir(), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", proj.dir(), err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
@@ -253,8 +254,11 @@ func status(r *loop.Run) string {
 	return b.String()
 }
 
+// maxValidate caps a file given to whetstone validate.
+const maxValidate = 16 << 20
+
 func validate(path string, stdout io.Writer) error {
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, maxValidate, false)
 	if err != nil {
 		return err
 	}
