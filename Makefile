@@ -28,6 +28,7 @@ test: unit e2e
 unit: build bwrap
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -run '^TestCheckLinear$$' ./internal/shell/
 	$(MAKE) fuzz FUZZTIME=20000x
 
 e2e: build

@@ -194,7 +194,11 @@ func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call has no command to check.", g.id, p.ToolName))
 	}
 	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: g.cwd(p.Cwd), TempDir: resolved(os.TempDir()), Protected: g.protected()}
+	// whetstone.json's verify_commands add to the built-in ones.
 	for _, c := range gjson.GetBytes(g.state, "settings.verify_commands").Array() {
+		if pol.Verify == nil {
+			pol.Verify = shell.DefaultVerify()
+		}
 		pol.Verify = append(pol.Verify, strings.Fields(c.String()))
 	}
 	if g.fixPhase {

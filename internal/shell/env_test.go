@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ type project struct {
 	home    string // HOME while the tests run, holding the key
 	key     string // the protected key file
 	runHome string // HOME for the commands the tests run
+	environ []string
 }
 
 // setupScript builds the project; it runs in the project directory.
@@ -72,11 +75,13 @@ git push -q origin main feature
 git fetch -q origin
 git update-ref -d refs/remotes/origin/feature
 git branch -q --set-upstream-to=origin/main main
+rm -f .git/hooks/*.sample .git/remote.git/hooks/*.sample
+git gc -q && git -C .git/remote.git gc -q
 echo u > untracked.txt
 `
 
-// newProject builds the project and a Policy's directories. HOME points to
-// a directory holding the protected key for the duration of the test.
+// newProject copies the project into a test's own directory and makes a
+// Policy's directories next to it.
 func newProject(t *testing.T) *project {
 	t.Helper()
 	base := realDir(t, t.TempDir())
@@ -87,7 +92,7 @@ func newProject(t *testing.T) *project {
 		runHome: filepath.Join(base, "runhome"),
 	}
 	p.key = filepath.Join(p.home, ".local", "state", "whetstone", "key")
-	for _, d := range []string{p.root, p.tmp, filepath.Dir(p.key), p.runHome} {
+	for _, d := range []string{p.tmp, filepath.Dir(p.key), p.runHome} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -95,14 +100,61 @@ func newProject(t *testing.T) *project {
 	if err := os.WriteFile(p.key, []byte("secret"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("HOME", p.home)
-	cmd := exec.Command("bash", "-c", setupScript)
-	cmd.Dir = p.root
-	cmd.Env = p.env()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("set up the project: %v\n%s", err, out)
+	template.once.Do(func() { template.dir, template.err = buildTemplate(p.env()) })
+	if template.err != nil {
+		t.Fatal(template.err)
+	}
+	if err := copyTree(template.dir, p.root); err != nil {
+		t.Fatal(err)
 	}
 	return p
+}
+
+// template is the project, built once for all tests and then copied.
+var template struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// buildTemplate runs setupScript in a new directory. The directory outlives
+// the test that builds it; TestMain removes it.
+func buildTemplate(env []string) (string, error) {
+	dir, err := os.MkdirTemp("", "shell-test-")
+	if err != nil {
+		return "", err
+	}
+	templateDirs = append(templateDirs, dir)
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return "", err
+	}
+	root := filepath.Join(dir, "proj")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		return "", err
+	}
+	cmd := exec.Command("bash", "-c", setupScript)
+	cmd.Dir = root
+	cmd.Env = append(env, "TMPDIR="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("set up the project: %v\n%s", err, out)
+	}
+	return root, nil
+}
+
+var templateDirs []string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range templateDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+// useHome points HOME at the directory holding the protected key, so that
+// ~ names it, for the rest of the test.
+func (p *project) useHome(t *testing.T) {
+	t.Setenv("HOME", p.home)
 }
 
 func realDir(t *testing.T, dir string) string {
@@ -127,6 +179,9 @@ func (p *project) expand(cmd string) string {
 // env is the environment the test commands run with: no user
 // configuration, no network, and caches outside the project.
 func (p *project) env() []string {
+	if p.environ != nil {
+		return p.environ
+	}
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + p.runHome,
@@ -147,18 +202,28 @@ func (p *project) env() []string {
 			env = append(env, name+"="+strings.TrimSpace(string(out)))
 		}
 	}
+	p.environ = env
 	return env
 }
 
-// copyProject copies the template to a fresh directory for one command.
+// copyProject copies the template to a fresh directory for commands to run
+// in.
 func (p *project) copyProject(t *testing.T) string {
 	t.Helper()
 	dst := filepath.Join(realDir(t, t.TempDir()), "proj")
-	err := filepath.WalkDir(p.root, func(path string, d fs.DirEntry, err error) error {
+	if err := copyTree(p.root, dst); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// copyTree copies the file, link or directory src to dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(p.root, path)
+		rel, _ := filepath.Rel(src, path)
 		target := filepath.Join(dst, rel)
 		info, err := os.Lstat(path)
 		if err != nil {
@@ -166,7 +231,10 @@ func (p *project) copyProject(t *testing.T) string {
 		}
 		switch {
 		case d.IsDir():
-			return os.MkdirAll(target, info.Mode().Perm())
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+			return os.Chmod(target, info.Mode().Perm())
 		case info.Mode()&fs.ModeSymlink != 0:
 			link, err := os.Readlink(path)
 			if err != nil {
@@ -180,10 +248,38 @@ func (p *project) copyProject(t *testing.T) string {
 		}
 		return os.WriteFile(target, data, info.Mode().Perm())
 	})
-	if err != nil {
-		t.Fatal(err)
+}
+
+// restore puts a copy of the template back the way it was, given its
+// snapshot before a command ran; a copy changed in many places is made
+// afresh. It returns the directory to use next and its snapshot.
+func (p *project) restore(t *testing.T, dir string, before map[string]string) (string, map[string]string) {
+	t.Helper()
+	changed := changes(before, snapshot(t, dir))
+	if len(changed) > 40 {
+		dir = p.copyProject(t)
+		return dir, snapshot(t, dir)
 	}
-	return dst
+	sort.Strings(changed)
+	for _, rel := range changed {
+		target := filepath.Join(dir, rel)
+		if info, err := os.Lstat(target); err == nil && info.IsDir() {
+			_ = os.Chmod(target, 0o755) // so that it can be emptied; never through a link
+		}
+		if err := os.RemoveAll(target); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := before[rel]; !ok {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := copyTree(filepath.Join(p.root, rel), target); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, snapshot(t, dir)
 }
 
 // snapshot describes every file under dir: path, type, mode, owner, size,
@@ -200,7 +296,10 @@ func snapshot(t *testing.T, dir string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, path)
-		desc := fmt.Sprintf("%v %d", info.Mode(), info.ModTime().UnixNano())
+		desc := info.Mode().String()
+		if !info.IsDir() { // a directory changes with its entries, which are compared themselves
+			desc += fmt.Sprintf(" %d", info.ModTime().UnixNano())
+		}
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
 			desc += fmt.Sprintf(" %d:%d", st.Uid, st.Gid)
 		}

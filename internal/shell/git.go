@@ -16,23 +16,23 @@ var gitReads = map[string]func(*checker, *call, []word){
 	"check-attr": gitAny, "check-ref-format": gitAny, "verify-commit": gitAny, "verify-tag": gitAny,
 	"for-each-ref": gitAny, "cherry": gitAny, "range-diff": gitAny, "show-branch": gitAny,
 	"check-mailmap": gitAny, "stripspace": gitAny, "column": gitAny,
-	"grep":          gitRefuse("-O", "--open-files-in-pager"),
-	"cat-file":      gitRefuse("--filters", "--textconv"),
-	"fsck":          gitRefuse("--lost-found"),
-	"archive":       gitRefuse("-o", "--output", "--remote", "--exec"),
-	"hash-object":   gitRefuse("-w"),
-	"help":          gitRefuse("-w", "--web", "-i", "--info"),
-	"format-patch":  gitFormatPatch,
-	"branch":        gitBranch,
-	"tag":           gitTag,
-	"config":        gitConfig,
-	"remote":        gitSub("", "get-url"),
-	"stash":         gitSub("list", "show"),
-	"worktree":      gitSub("list"),
-	"notes":         gitSub("", "list", "show"),
-	"submodule":     gitSub("", "status", "summary"),
-	"reflog":        gitReflog,
-	"symbolic-ref":  gitSymbolicRef,
+	"grep":         gitRefuse("-O", "--open-files-in-pager"),
+	"cat-file":     gitRefuse("--filters", "--textconv"),
+	"fsck":         gitRefuse("--lost-found"),
+	"archive":      gitRefuse("-o", "--output", "--remote", "--exec"),
+	"hash-object":  gitRefuse("-w"),
+	"help":         gitRefuse("-w", "--web", "-i", "--info"),
+	"format-patch": gitFormatPatch,
+	"branch":       gitBranch,
+	"tag":          gitTag,
+	"config":       gitConfig,
+	"remote":       gitSub("", "get-url"),
+	"stash":        gitSub("list", "show"),
+	"worktree":     gitSub("list"),
+	"notes":        gitSub("", "list", "show"),
+	"submodule":    gitSub("", "status", "summary"),
+	"reflog":       gitReflog,
+	"symbolic-ref": gitSymbolicRef,
 }
 
 // gitRefused are options no git subcommand may have: they write files or
@@ -105,6 +105,13 @@ func gitCmd(c *checker, x *call) {
 	if c.reason == "" {
 		judge(c, &call{name: "git " + sub.text, args: rest, all: x.all}, rest)
 	}
+	if sub.text == "grep" || sub.text == "diff" { // --no-index reads whole trees
+		for _, a := range rest {
+			if a.known && !strings.HasPrefix(a.text, "-") {
+				c.protectTree(a)
+			}
+		}
+	}
 }
 
 // refusedOption returns which of names the argument t is: short options
@@ -156,7 +163,7 @@ func (c *checker) gitInside(x *call) {
 // gitUnknown refuses a git subcommand that is not known to only read.
 func (c *checker) gitUnknown(sub word) {
 	if c.p.Mode == Fixer {
-		c.denyf("%s is not a git command the fixer may run: it may change the repository or run programs; the fixer edits files with the Edit tool and leaves git to the orchestrator", quote("git "+sub.src))
+		c.denyf("%s is not a git command the fixer may run: it may change the repository or run programs; the fixer edits files with the Edit tool and leaves git to the user", quote("git "+sub.src))
 		return
 	}
 	c.denyf("%s is not a git command read-only agents may run: it may change the repository or run programs (status, log, show, diff, grep, blame and other reads are allowed); describe what you would check in your report instead", quote("git "+sub.src))
@@ -270,11 +277,11 @@ func gitBranch(c *checker, x *call, args []word) {
 	for _, o := range opts {
 		name, _, _ := strings.Cut(o, "=")
 		switch {
-		case contains(name, "--list", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--verbose", "-vv", "-lv", "-vl"):
-			listing = true
-		case contains(name, "--all", "--remotes", "--color", "--no-color", "--column", "--no-column", "--sort", "--format", "--abbrev", "--no-abbrev", "--ignore-case", "--omit-empty", "--quiet", "--show-current"):
+		case contains(name, "--list", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at"):
+			listing = true // operands are patterns, not branches to create
+		case contains(name, "--all", "--remotes", "--verbose", "--color", "--no-color", "--column", "--no-column", "--sort", "--format", "--abbrev", "--no-abbrev", "--ignore-case", "--omit-empty", "--quiet", "--show-current"):
 		case !strings.HasPrefix(o, "--") && strings.Trim(o[1:], "larvqi") == "":
-			listing = listing || strings.ContainsAny(o[1:], "lv")
+			listing = listing || strings.Contains(o[1:], "l")
 		default:
 			c.denyf("%s creates, deletes, renames or configures branches; %s", x.with(name), c.instead())
 			return

@@ -85,10 +85,12 @@ func goCmd(c *checker, x *call) {
 		c.goFlags(g, rest, goListFlags, false)
 	case "mod":
 		c.goMod(x, rest)
+	case "tool":
+		c.goTool(g, rest)
 	case "fmt":
 		c.goFmt(g, rest)
 	case "test", "vet", "build":
-		if !c.verified(x) {
+		if !c.verified(x) && !(c.p.Mode == Fixer && c.verifiedCommand(x)) && !c.buildsToTemp(x) {
 			c.unknown(g)
 			return
 		}
@@ -96,6 +98,44 @@ func goCmd(c *checker, x *call) {
 	default:
 		c.denyf("%s is not a go command agents may run: it may change the module, install programs or run code (go test, go vet, go build -o /dev/null, go list, go doc and go env are allowed); %s", quote(g.name), c.instead())
 	}
+}
+
+// buildsToTemp reports whether x is a verification command once an -o value
+// under the temporary directory is read as /dev/null: go build -o /dev/null
+// also stands for building into the temporary directory.
+func (c *checker) buildsToTemp(x *call) bool {
+	var all []word
+	for i := 0; i < len(x.all); i++ {
+		w := x.all[i]
+		value, isO := "", false
+		switch {
+		case w.known && (w.text == "-o" || w.text == "--o") && i+1 < len(x.all):
+			value, isO = x.all[i+1].text, x.all[i+1].known
+			i++
+		case w.known && (strings.HasPrefix(w.text, "-o=") || strings.HasPrefix(w.text, "--o=")):
+			_, value, isO = strings.Cut(w.text, "=")
+		}
+		if !isO {
+			all = append(all, w)
+			continue
+		}
+		if !c.underTemp(value) {
+			return false
+		}
+		all = append(all, word{text: "-o", known: true}, word{text: "/dev/null", known: true})
+	}
+	return c.verified(&call{name: x.name, args: all[1:], all: all})
+}
+
+// underTemp reports whether the literal path p lies inside the temporary
+// directory and outside the project.
+func (c *checker) underTemp(p string) bool {
+	paths, ok := c.paths(p)
+	for _, a := range paths {
+		r := c.real(a)
+		ok = ok && inside(r, c.temp) && !inside(r, c.root)
+	}
+	return ok
 }
 
 // goFlags judges the flags of a go subcommand: its own (extra), the build
@@ -270,6 +310,19 @@ func (c *checker) goMod(x *call, args []word) {
 	default:
 		c.denyf("%s changes the module or downloads; %s", quote(g.name), c.instead())
 	}
+}
+
+// goTool allows go tool cover -func, which prints a coverage profile's
+// totals; other tools may write files or open a browser.
+func (c *checker) goTool(x *call, args []word) {
+	if len(args) >= 2 && allKnown(args) && args[0].text == "cover" {
+		rest := texts(args[1:])
+		flag := strings.TrimPrefix(rest[0], "-")
+		if len(rest) == 1 && strings.HasPrefix(flag, "func=") || len(rest) == 2 && flag == "func" {
+			return
+		}
+	}
+	c.denyf("%s is not a go tool agents may run (go tool cover -func=FILE is); %s", quote(x.part()), c.instead())
 }
 
 // goFmt judges go fmt, which rewrites the packages it is given.

@@ -28,7 +28,7 @@ func (c *checker) paths(p string) (out []string, ok bool) {
 		return nil, false
 	}
 	for _, d := range c.cwd {
-		out = append(out, filepath.Join(d, p))
+		out = append(out, strings.TrimSuffix(d, "/")+"/"+p) // not cleaned: d/link/.. is not d
 	}
 	return out, true
 }
@@ -99,6 +99,10 @@ func (c *checker) protect(w word) {
 	if len(c.protected) == 0 || c.reason != "" {
 		return
 	}
+	if throughProc(w.text) {
+		c.denyf("%s reaches files through /proc, where whetstone cannot tell what it names; name the file directly", quote(w.src))
+		return
+	}
 	if !w.known {
 		if c.mayName(w) {
 			c.deny(keyReason(w.src))
@@ -115,6 +119,22 @@ func (c *checker) protect(w word) {
 			return
 		}
 	}
+}
+
+// throughProc reports whether a path goes through another process's view of
+// the file system, such as /proc/self/root/… or /proc/*/cwd/….
+func throughProc(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	_, rest, _ = strings.Cut(rest, "/")
+	for _, via := range []string{"root", "cwd", "fd", "map_files", "task"} {
+		if rest == via || strings.HasPrefix(rest, via+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // namesKey reports whether the literal path p names a protected path or a
@@ -154,8 +174,9 @@ func (c *checker) namesKey(p string) bool {
 }
 
 func (c *checker) isProtected(p string) bool {
-	for _, q := range c.protected {
-		if under(p, q) {
+	lp := strings.ToLower(p)
+	for _, q := range c.protected { // lower-cased already
+		if lp == q || strings.HasPrefix(lp, q) && lp[len(q)] == '/' {
 			return true
 		}
 	}
@@ -237,14 +258,19 @@ func (c *checker) mayName(w word) bool {
 // realPrefix resolves the directory that a pattern's leading known text
 // names, so that a link to a protected directory is seen through.
 func (c *checker) realPrefix(pat []seg) []seg {
-	if len(pat) == 0 || pat[0].kind != segLit || !strings.HasPrefix(pat[0].text, "/") {
+	n := 0
+	var b strings.Builder
+	for n < len(pat) && pat[n].kind == segLit {
+		b.WriteString(pat[n].text)
+		n++
+	}
+	lit := b.String()
+	if n == 0 || !strings.HasPrefix(lit, "/") {
 		return pat
 	}
-	lit := pat[0].text
 	i := strings.LastIndexByte(lit, '/')
 	dir := c.real(lit[:i+1])
-	out := append([]seg{{text: strings.TrimSuffix(dir, "/") + lit[i:]}}, pat[1:]...)
-	return out
+	return append([]seg{{text: strings.TrimSuffix(dir, "/") + lit[i:]}}, pat[n:]...)
 }
 
 // matches reports whether the pattern pat can produce s, ignoring case. An
@@ -321,7 +347,7 @@ func (c *checker) writes(w word, what string) {
 	}
 	paths, ok := c.paths(w.text)
 	if !ok {
-		c.denyf("%s writes to the relative path %s after a cd whetstone cannot follow; use a path from the project root", what, quote(w.src))
+		c.denyf("%s writes to the relative path %s from a directory whetstone cannot tell (after a cd to an unknown place, or in a function body); use an absolute path", what, quote(w.src))
 		return
 	}
 	for _, p := range paths {

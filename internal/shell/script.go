@@ -46,10 +46,12 @@ func sedCmd(c *checker, x *call) {
 		}
 		scripts, operands = []string{operands[0].text}, operands[1:]
 	}
-	if what := sedScript(strings.Join(scripts, "\n")); what != "" {
+	what, reads := sedScript(strings.Join(scripts, "\n"))
+	if what != "" {
 		c.denyf("%s %s; %s", quote(x.part()), what, c.instead())
 		return
 	}
+	c.namesInScript(x, reads)
 	if inPlace {
 		if !c.literalOperands(x, nil, operands) {
 			return
@@ -61,73 +63,93 @@ func sedCmd(c *checker, x *call) {
 }
 
 // sedScript returns what a sed script does that only reading does not, or
-// "" when it only prints.
-func sedScript(s string) string {
+// "" when it only prints, and the files it reads with r and R.
+func sedScript(s string) (what string, reads []string) {
 	p := &sedParser{s: s}
 	for {
-		p.skip(" \t\n;")
-		if p.i >= len(p.s) {
-			return ""
+		what := p.command(&reads)
+		if what != "" || p.i >= len(p.s) {
+			return what, reads
 		}
+	}
+}
+
+// command parses one command of a sed script, its addresses first.
+func (p *sedParser) command(reads *[]string) string {
+	p.skip(" \t\n;")
+	if p.i >= len(p.s) {
+		return ""
+	}
+	if !p.address() {
+		return "has an address whetstone cannot parse"
+	}
+	p.skip(" \t")
+	if p.peek() == ',' {
+		p.i++
+		p.skip(" \t")
 		if !p.address() {
 			return "has an address whetstone cannot parse"
 		}
+	}
+	p.skip(" \t!")
+	if p.i >= len(p.s) {
+		return "has a command whetstone cannot parse"
+	}
+	cmd := p.s[p.i]
+	p.i++
+	switch cmd {
+	case '{', '}':
+		return ""
+	case '#':
+		p.until("\n")
+		return ""
+	case ':', 'b', 't', 'T', 'v':
 		p.skip(" \t")
-		if p.peek() == ',' {
-			p.i++
-			p.skip(" \t")
-			if !p.address() {
-				return "has an address whetstone cannot parse"
-			}
+		p.until(";\n")
+	case 'a', 'i', 'c':
+		p.text()
+		return ""
+	case 'r', 'R':
+		*reads = append(*reads, strings.TrimSpace(p.until("\n")))
+		return ""
+	case 'w', 'W':
+		if !stdio(strings.TrimSpace(p.until("\n"))) {
+			return "writes a file with its " + string(cmd) + " command"
 		}
-		p.skip(" \t!")
-		if p.i >= len(p.s) {
-			return "has a command whetstone cannot parse"
+		return ""
+	case 'e':
+		return "runs a command with its e command"
+	case 's':
+		if what, ok := p.substitute(); !ok {
+			return "has an s command whetstone cannot parse"
+		} else if what != "" {
+			return what
 		}
-		cmd := p.s[p.i]
-		p.i++
-		switch cmd {
-		case '{', '}':
-			continue
-		case '#':
-			p.until("\n")
-			continue
-		case ':', 'b', 't', 'T', 'v':
-			p.skip(" \t")
-			p.until(";\n")
-		case 'a', 'i', 'c':
-			p.text()
-			continue
-		case 'r', 'R':
-			p.until("\n")
-			continue
-		case 'w', 'W':
-			if !stdio(strings.TrimSpace(p.until("\n"))) {
-				return "writes a file with its " + string(cmd) + " command"
-			}
-			continue
-		case 'e':
-			return "runs a command with its e command"
-		case 's':
-			if what, ok := p.substitute(); !ok {
-				return "has an s command whetstone cannot parse"
-			} else if what != "" {
-				return what
-			}
-		case 'y':
-			if !p.delimited(false) || !p.delimited(false) {
-				return "has a y command whetstone cannot parse"
-			}
-		case 'l', 'L', 'q', 'Q':
-			p.skip(" \t")
-			p.skip("0123456789")
-		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
-		default:
-			return "has a command whetstone cannot parse"
+	case 'y':
+		if !p.delimited(false) || !p.delimitedBy(p.s[p.i-1], false) {
+			return "has a y command whetstone cannot parse"
 		}
+	case 'l', 'L', 'q', 'Q':
 		p.skip(" \t")
-		if p.i < len(p.s) && !strings.ContainsRune(";\n}#", rune(p.s[p.i])) {
-			return "has a command whetstone cannot parse"
+		p.skip("0123456789")
+	case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+	default:
+		return "has a command whetstone cannot parse"
+	}
+	p.skip(" \t")
+	if p.i < len(p.s) && !strings.ContainsRune(";\n}#", rune(p.s[p.i])) {
+		return "has a command whetstone cannot parse"
+	}
+	return ""
+}
+
+// namesInScript refuses a sed or awk program that names whetstone's key in
+// a file it reads.
+func (c *checker) namesInScript(x *call, names []string) {
+	for _, n := range names {
+		if c.namesKey(n) {
+			c.deny(keyReason(x.part()))
+			return
 		}
 	}
 }
@@ -343,16 +365,20 @@ func awkCmd(c *checker, x *call) {
 		}
 		prog = []string{operands[0].text}
 	}
-	if what := awkProgram(strings.Join(prog, "\n")); what != "" {
+	what, strs := awkProgram(strings.Join(prog, "\n"))
+	if what != "" {
 		c.denyf("%s %s; %s", quote(x.part()), what, c.instead())
+		return
 	}
+	c.namesInScript(x, strs)
 }
 
 // awkProgram returns what an awk program does that only reading does not:
 // system(), pipes to and from commands, output redirected to files, gawk's
 // @ directives and indirect calls. It is "" for a program that only reads
-// and prints.
-func awkProgram(p string) string {
+// and prints. strs are the program's string constants, which may name files
+// it reads.
+func awkProgram(p string) (what string, strs []string) {
 	inPrint, depth := false, 0
 	var prev byte // the last significant character, to tell a regex from a division
 	for i := 0; i < len(p); i++ {
@@ -371,8 +397,9 @@ func awkProgram(p string) string {
 		case ch == '"':
 			end := awkString(p, i)
 			if end < 0 {
-				return "has a string whetstone cannot parse"
+				return "has a string whetstone cannot parse", nil
 			}
+			strs = append(strs, p[i+1:end])
 			i = end
 		case ch == '/' && regexStarts(prev):
 			j := i + 1
@@ -381,12 +408,12 @@ func awkProgram(p string) string {
 					j++
 				}
 				if j < len(p) && p[j] == '\n' {
-					return "has a regular expression whetstone cannot parse"
+					return "has a regular expression whetstone cannot parse", nil
 				}
 				j++
 			}
 			if j >= len(p) {
-				return "has a regular expression whetstone cannot parse"
+				return "has a regular expression whetstone cannot parse", nil
 			}
 			i = j
 		case isIdent(ch) && !('0' <= ch && ch <= '9'):
@@ -396,20 +423,20 @@ func awkProgram(p string) string {
 			}
 			switch p[i:j] {
 			case "system":
-				return "runs a command with system()"
+				return "runs a command with system()", nil
 			case "print", "printf":
 				inPrint, depth = true, 0
 			}
 			i = j - 1
 			ch = 'a'
 		case ch == '@':
-			return "uses a gawk directive or an indirect call"
+			return "uses a gawk directive or an indirect call", nil
 		case ch == '|':
 			if i+1 < len(p) && p[i+1] == '|' {
 				i++
 				break
 			}
-			return "pipes to or from a command"
+			return "pipes to or from a command", nil
 		case ch == '>':
 			if !inPrint || depth > 0 {
 				if i+1 < len(p) && p[i+1] == '=' {
@@ -429,7 +456,7 @@ func awkProgram(p string) string {
 				end = awkString(p, j)
 			}
 			if end < 0 || !stdio(p[j+1:end]) {
-				return "writes to a file"
+				return "writes to a file", nil
 			}
 			i = end
 			ch = '"'
@@ -445,7 +472,7 @@ func awkProgram(p string) string {
 		}
 		prev = ch
 	}
-	return ""
+	return "", strs
 }
 
 // awkString returns the index of the quote that ends the string starting at

@@ -12,8 +12,13 @@
 // project's verification commands, and writes to /dev/null or under the
 // temporary directory. The fixer may in addition change files inside the
 // project with a few known commands (cp, mv, rm, mkdir, touch, sed -i,
-// gofmt -w, …), never under .git, .whetstone or whetstone.json. No agent may
-// name whetstone's key file.
+// gofmt -w, …), never under .git, .whetstone or whetstone.json. Paths are
+// judged after following symbolic links and the cd commands before them.
+//
+// No agent may name whetstone's key file, by its text or by a path or glob
+// that resolves to it. A word computed while the command runs, such as the
+// output of a command substitution, can still name it; read-only agents are
+// meant to run inside a sandbox that hides the key as well.
 package shell
 
 import (
@@ -86,7 +91,7 @@ func newChecker(cmd string, p Policy) *checker {
 		root:     clean(p.Root),
 		temp:     clean(p.TempDir),
 		verify:   p.Verify,
-		budget:   4*len(cmd) + 4096,
+		budget:   len(cmd) + 64<<10,
 		fields:   4*len(cmd) + 4096,
 		funcs:    map[string]bool{},
 		vars:     map[string]varState{},
@@ -101,6 +106,9 @@ func newChecker(cmd string, p Policy) *checker {
 	for _, q := range p.Protected {
 		if q = clean(q); q != "" {
 			c.protected = append(c.protected, strings.ToLower(q))
+			if r := c.real(q); r != q {
+				c.protected = append(c.protected, strings.ToLower(r))
+			}
 		}
 	}
 	switch {
@@ -160,7 +168,7 @@ func (c *checker) script(src string, depth int) {
 		return
 	}
 	outer, outerDepth, outerLoops := c.src, c.depth, c.loops
-	c.src, c.depth, c.loops = src, depth, dirChangingLoops(f)
+	c.src, c.depth, c.loops = src, depth, dirChangingLoops(f, src)
 	c.stmts(f.Stmts)
 	c.src, c.depth, c.loops = outer, outerDepth, outerLoops
 }

@@ -71,7 +71,7 @@ func unknownWord(src string) word {
 // substitutions run, expands braces and checks that none names a protected
 // path.
 func (c *checker) words(ws []*syntax.Word) []word {
-	var out []word
+	out := make([]word, 0, len(ws))
 	for _, w := range ws {
 		if c.reason != "" {
 			return nil
@@ -160,6 +160,11 @@ func (r *resolver) part(p syntax.WordPart, first, quoted bool) {
 			r.segs = append(r.segs, seg{kind: segLit}) // "" is a word, even if empty
 		}
 	case *syntax.DblQuoted:
+		if p.Dollar { // $"…" is translated by a message catalog
+			r.dynamic++
+			r.add("", segAny)
+			return
+		}
 		if len(p.Parts) == 0 {
 			r.segs = append(r.segs, seg{kind: segLit})
 		}
@@ -170,6 +175,11 @@ func (r *resolver) part(p syntax.WordPart, first, quoted bool) {
 		r.dynamic++
 		if plainParam(p) {
 			r.params = append(r.params, p.Param.Value)
+			if r.c.vars[p.Param.Value] == varNoDash {
+				r.c.noDash = append(r.c.noDash, p.Param.Value)
+				r.add("", segNoDash)
+				return
+			}
 		}
 		if !quoted || p.Param != nil && (p.Param.Value == "@" || p.Index != nil && isAll(p.Index)) || p.Names != 0 {
 			r.split = true
