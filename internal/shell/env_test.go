@@ -26,6 +26,7 @@ type project struct {
 	key     string // the protected key file
 	runHome string // HOME for the commands the tests run
 	environ []string
+	envOnce sync.Once // env may be asked for by parallel subtests
 }
 
 // setupScript builds the project; it runs in the project directory.
@@ -179,9 +180,11 @@ func (p *project) expand(cmd string) string {
 // env is the environment the test commands run with: no user
 // configuration, no network, and caches outside the project.
 func (p *project) env() []string {
-	if p.environ != nil {
-		return p.environ
-	}
+	p.envOnce.Do(func() { p.environ = p.makeEnv() })
+	return p.environ
+}
+
+func (p *project) makeEnv() []string {
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + p.runHome,
@@ -202,7 +205,6 @@ func (p *project) env() []string {
 			env = append(env, name+"="+strings.TrimSpace(string(out)))
 		}
 	}
-	p.environ = env
 	return env
 }
 
