@@ -21,7 +21,9 @@ const (
 )
 
 // diagnostic is the "file:line[:col]: message" line most tools print.
-var diagnostic = regexp.MustCompile(`^(?:vet: )?([^:\s][^:]*):(\d+)(?::\d+)?: (.+)$`)
+var diagnostic = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:vet: )?([^:\s][^:]*):(\d+)(?::\d+)?: (.+)$`)
+})
 
 // check is one deterministic tool to run.
 type check struct {
@@ -139,7 +141,7 @@ func candidates(dir, text, names string, changed map[string]bool) []Candidate {
 		}
 		c := Candidate{File: line, Message: names}
 		if names == "" {
-			m := diagnostic.FindStringSubmatch(line)
+			m := diagnostic().FindStringSubmatch(line)
 			if m == nil {
 				continue
 			}

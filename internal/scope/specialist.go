@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // architectureFiles is how many reviewed files make a change wide enough
@@ -33,12 +34,16 @@ type contentRule struct {
 	re   *regexp.Regexp
 }
 
-var contentRules = []contentRule{
-	{"concurrency-reviewer", regexp.MustCompile(`go func|\bsync\.|\bchan |\batomic\.|Mutex|errgroup|asyncio|Promise\.all|threading`)},
-	{"database-reviewer", regexp.MustCompile(`"database/sql"|\b(SELECT\b.*\bFROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE|ALTER TABLE|DROP TABLE)\b|gorm\.|sqlalchemy|ActiveRecord`)},
-	{"performance-reviewer", regexp.MustCompile(`func Benchmark|@benchmark`)},
-	{"api-reviewer", regexp.MustCompile(`\.HandleFunc\(|@app\.route|@(Get|Post|Put|Delete|Request)Mapping|@RestController`)},
-}
+// contentRules are compiled on first use: every hook process links this
+// package, and only starting a run needs them.
+var contentRules = sync.OnceValue(func() []contentRule {
+	return []contentRule{
+		{"concurrency-reviewer", regexp.MustCompile(`go func|\bsync\.|\bchan |\batomic\.|Mutex|errgroup|asyncio|Promise\.all|threading`)},
+		{"database-reviewer", regexp.MustCompile(`"database/sql"|\b(SELECT\b.*\bFROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE|ALTER TABLE|DROP TABLE)\b|gorm\.|sqlalchemy|ActiveRecord`)},
+		{"performance-reviewer", regexp.MustCompile(`func Benchmark|@benchmark`)},
+		{"api-reviewer", regexp.MustCompile(`\.HandleFunc\(|@app\.route|@(Get|Post|Put|Delete|Request)Mapping|@RestController`)},
+	}
+})
 
 // specialists names the specialist reviewers the change calls for, each
 // with the first reason found (files in path order). Skipped files select
@@ -74,7 +79,7 @@ func specialists(changes []change, req Request) []Specialist {
 				}
 			}
 		}
-		for _, r := range contentRules {
+		for _, r := range contentRules() {
 			for _, l := range c.added {
 				if m := r.re.FindString(l.text); m != "" {
 					add(r.name, fmt.Sprintf("%s:%d adds %q", c.Path, l.n, strings.TrimSpace(m)))

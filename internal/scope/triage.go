@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -24,7 +25,7 @@ var (
 	minified = []string{".min.js", ".min.css", ".js.map", ".css.map"}
 	// generated is the header of generated code (the Go convention, also
 	// with # and -- comments), looked for in a file's first 10 lines.
-	generated = regexp.MustCompile(`^(//|#|--) Code generated .* DO NOT EDIT\.$`)
+	generated = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(//|#|--) Code generated .* DO NOT EDIT\.$`) })
 	// ciPaths are continuous-integration configurations, by path prefix.
 	ciPaths = []string{
 		".github/workflows/", ".github/actions/", ".gitlab-ci.yml", ".gitlab/ci/", ".circleci/", ".travis.yml",
@@ -107,7 +108,7 @@ func triage(f File, head []byte, req Request) (string, string) {
 // "Code generated … DO NOT EDIT." header.
 func isGenerated(head []byte) bool {
 	for i, line := range bytes.SplitN(head, []byte("\n"), 11) {
-		if i < 10 && generated.Match(bytes.TrimSuffix(line, []byte("\r"))) {
+		if i < 10 && generated().Match(bytes.TrimSuffix(line, []byte("\r"))) {
 			return true
 		}
 	}

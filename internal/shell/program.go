@@ -3,13 +3,16 @@ package shell
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // programs is the table of what agents may run, each with the function that
-// judges its arguments. A program not in it is refused.
+// judges its arguments. A program not in it is refused. It is built on the
+// first Check, not at start-up: every hook process links this package, and
+// most never check a command.
 var programs map[string]func(*checker, *call)
 
-func init() {
+var buildTables = sync.OnceFunc(func() {
 	programs = map[string]func(*checker, *call){
 		// Shell builtins.
 		":": reads, "true": reads, "false": reads, "echo": reads, "pwd": reads, "type": reads,
@@ -61,7 +64,7 @@ func init() {
 		"tee": teeCmd, "cp": copyCmd, "mv": copyCmd, "rm": removeCmd, "rmdir": removeCmd,
 		"mkdir": mkdirCmd, "touch": touchCmd, "chmod": chmodCmd, "ln": lnCmd, "mktemp": mktempCmd,
 	}
-}
+})
 
 // refused are programs often reached for that whetstone never allows, with
 // why.

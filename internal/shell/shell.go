@@ -72,6 +72,7 @@ const (
 // Check returns "" when cmd may run under p, else the reason: it names the part
 // of the command that was refused and says what to do instead.
 func Check(cmd string, p Policy) string {
+	buildTables()
 	c := newChecker(cmd, p)
 	if r := c.named(cmd); r != "" {
 		return r

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -135,7 +136,7 @@ func (c *checker) setVar(name string, s varState) {
 }
 
 // sensitiveVars change which programs run, or make them run others.
-var sensitiveVars = regexp.MustCompile(`^(PATH|HOME|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS[0-4]|PROMPT_COMMAND|CDPATH|EXECIGNORE|PAGER|MANPAGER|EDITOR|VISUAL|SHELL|BROWSER|TMPDIR|CC|CXX|CPP|FC|AR|LD|GCCGO|PKG_CONFIG|TAR_OPTIONS|GZIP|BZIP2|XZ_OPT|XZ_DEFAULTS|GREP_OPTIONS|AWKPATH|AWKLIBPATH|TEXTDOMAIN|TEXTDOMAINDIR|(GIT|LD|DYLD|XDG|CGO|LESS|NODE|PYTHON|PERL|RUBY|NPM|BASH_FUNC|CLAUDE|RIPGREP|ZSTD|GNUPG|GOFLAGS|GOENV|GOTOOLCHAIN|GOROOT|GOBIN|GOPATH|GOCACHE|GOMODCACHE|GOTMPDIR|GOSSA|GOCOVERDIR)\w*)$`)
+var sensitiveVars = lazyRegexp(`^(PATH|HOME|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS[0-4]|PROMPT_COMMAND|CDPATH|EXECIGNORE|PAGER|MANPAGER|EDITOR|VISUAL|SHELL|BROWSER|TMPDIR|CC|CXX|CPP|FC|AR|LD|GCCGO|PKG_CONFIG|TAR_OPTIONS|GZIP|BZIP2|XZ_OPT|XZ_DEFAULTS|GREP_OPTIONS|AWKPATH|AWKLIBPATH|TEXTDOMAIN|TEXTDOMAINDIR|(GIT|LD|DYLD|XDG|CGO|LESS|NODE|PYTHON|PERL|RUBY|NPM|BASH_FUNC|CLAUDE|RIPGREP|ZSTD|GNUPG|GOFLAGS|GOENV|GOTOOLCHAIN|GOROOT|GOBIN|GOPATH|GOCACHE|GOMODCACHE|GOTMPDIR|GOSSA|GOCOVERDIR)\w*)$`)
 
 // assign judges an assignment and records what the variable may hold, for
 // arithmetic that later reads it.
@@ -145,7 +146,7 @@ func (c *checker) assign(a *syntax.Assign) {
 		return
 	}
 	name := a.Name.Value
-	if sensitiveVars.MatchString(name) && name != "CGO_ENABLED" {
+	if sensitiveVars().MatchString(name) && name != "CGO_ENABLED" {
 		c.denyf("%s sets %s, which changes what programs run or where they write; leave it as it is", quote(c.text(a)), name)
 		return
 	}
@@ -194,13 +195,13 @@ func (c *checker) valueState(v *syntax.Word) varState {
 	return varTainted
 }
 
-var number = regexp.MustCompile(`^[-+]?([0-9]+|0[xX][0-9a-fA-F]+)?$`)
+var number = lazyRegexp(`^[-+]?([0-9]+|0[xX][0-9a-fA-F]+)?$`)
 
-func isNumber(s string) bool { return number.MatchString(s) }
+func isNumber(s string) bool { return number().MatchString(s) }
 
-var name = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var name = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-func isName(s string) bool { return name.MatchString(s) }
+func isName(s string) bool { return name().MatchString(s) }
 
 // countsOnly reports whether a command substitution prints only a number:
 // a pipeline ending in wc -l, -c or -w reading its input, or
@@ -380,4 +381,10 @@ func (c *checker) finish() {
 			return
 		}
 	}
+}
+
+// lazyRegexp compiles a pattern on first use: compiling at start-up would
+// cost every hook process, also those that never check a command.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }

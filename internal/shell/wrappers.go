@@ -200,7 +200,7 @@ func envCmd(c *checker, x *call) {
 vars:
 	for len(args) > 0 && args[0].known && strings.Contains(args[0].text, "=") {
 		name, _, _ := strings.Cut(args[0].text, "=")
-		if sensitiveVars.MatchString(name) && name != "CGO_ENABLED" {
+		if sensitiveVars().MatchString(name) && name != "CGO_ENABLED" {
 			c.denyf("%s sets %s, which changes what programs run or where they write; leave it as it is", quote(x.part()), name)
 			return
 		}
