@@ -219,12 +219,13 @@ func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 	return hook.Deny(fmt.Sprintf("whetstone run %s: %s is read-only and may not run this: %s", g.id, g.who, reason))
 }
 
-// cwd is where the command starts: the payload's cwd when inside the
-// project, else the root.
+// cwd is where the command starts: the payload's cwd when it is a
+// directory (it follows the Bash tool's cd, also out of the project, where
+// relative writes are then judged), else the root.
 func (g gate) cwd(dir string) string {
 	if dir != "" && filepath.IsAbs(dir) {
-		if r := resolved(dir); safeio.Within(g.root, r) {
-			return r
+		if info, err := os.Stat(dir); err == nil && info.IsDir() {
+			return resolved(dir)
 		}
 	}
 	return g.root
