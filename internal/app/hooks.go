@@ -73,7 +73,11 @@ func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
 			return a.release(proj, event, p.SessionID, id, err.Error()), nil
 		}
 	}
-	a.tick(proj, id, body)
+	if a.tick(proj, id, body) {
+		if body, err = proj.store(id).Read(); err != nil {
+			return nil, err
+		}
+	}
 	switch event {
 	case "session-start":
 		return a.sessionStart(proj, id, p)
@@ -152,15 +156,16 @@ func (a *App) fail(proj Project, id string, why error) {
 }
 
 // tick stops an active run whose time budget is spent, at whatever hook
-// notices first. It reads only the state's settings and creation time.
-func (a *App) tick(proj Project, id string, body []byte) {
+// notices first, and reports whether it did. It reads only the state's
+// phase, settings and creation time.
+func (a *App) tick(proj Project, id string, body []byte) bool {
 	minutes := gjson.GetBytes(body, "settings.budget_minutes").Int()
-	if minutes <= 0 {
-		return
+	if phase := loop.Phase(gjson.GetBytes(body, "phase").String()); minutes <= 0 || phase == loop.Done || phase == loop.Stopped {
+		return false
 	}
 	created := gjson.GetBytes(body, "created").Time()
 	if a.Now().Sub(created) < time.Duration(minutes)*time.Minute {
-		return
+		return false
 	}
 	_, err := a.Update(proj, id, func(r *loop.Run) error {
 		if r.Apply(&loop.Event{Kind: loop.Tick, Now: a.Now()}) == "" {
@@ -171,6 +176,7 @@ func (a *App) tick(proj Project, id string, body []byte) {
 	if err != nil && !errors.Is(err, errUnchanged) {
 		fmt.Fprintf(a.Log, "run %s: budget check: %v\n", id, err)
 	}
+	return err == nil
 }
 
 // active loads the session's run when it is still running; nil otherwise.

@@ -1,7 +1,6 @@
 package safeio
 
 import (
-	"fmt"
 	"os"
 )
 
@@ -13,21 +12,5 @@ import (
 // interleave with other processes' appends.
 func OpenAppend(path string) (*os.File, error) {
 	// openFlags is O_RDONLY (zero) plus the per-system guards.
-	f, err := os.OpenFile(path, openFlags(true)|os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		if isLoop(err) {
-			return nil, fmt.Errorf("%s: %w", path, ErrSymlink)
-		}
-		return nil, err
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(info.Mode()))
-	}
-	return f, nil
+	return openRegular(path, openFlags(true)|os.O_WRONLY|os.O_APPEND|os.O_CREATE, true)
 }

@@ -28,7 +28,13 @@ var ErrSymlink = errors.New("is a symlink")
 // non-blocking and the result must be a regular file), and when nofollow is
 // set a symlink as the last element is refused.
 func Open(path string, nofollow bool) (*os.File, error) {
-	f, err := os.OpenFile(path, openFlags(nofollow), 0)
+	return openRegular(path, openFlags(nofollow), nofollow)
+}
+
+// openRegular opens path with flags and keeps it only if it is a regular
+// file; nofollow says whether a final symlink was refused by the flags.
+func openRegular(path string, flags int, nofollow bool) (*os.File, error) {
+	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		if nofollow && isLoop(err) {
 			return nil, fmt.Errorf("%s: %w", path, ErrSymlink)
