@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/loop"
+	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/sandbox"
 	"github.com/whetstone-dev/whetstone/internal/state"
@@ -114,6 +115,71 @@ func (p Project) readReport(r *loop.Run, file string) ([]byte, error) {
 	return state.Open(p.Key, state.KindReport, name, data)
 }
 
+// maxLedger caps ledger.json.
+const maxLedger = 64 << 20
+
+// kindLedger seals ledger.json.
+const kindLedger = "ledger"
+
+// cold is ledger.json: a run's findings and history, which only the hook
+// that concludes a phase and the reports read (state.json has a digest).
+type cold struct {
+	Findings []review.Entry `json:"findings"`
+	History  []loop.Step    `json:"history"`
+}
+
+// LoadCold gives r its ledger and history, verified. Steps r added before
+// loading stay last.
+func (p Project) LoadCold(r *loop.Run) error {
+	if r.ColdLoaded() {
+		return nil
+	}
+	var c cold
+	path := filepath.Join(p.runDir(r.ID), "ledger.json")
+	data, err := safeio.ReadOwn(p.Root, path, maxLedger)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		name, err := state.Name(p.Root, path)
+		if err != nil {
+			return err
+		}
+		if data, err = state.Open(p.Key, kindLedger, name, data); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(data, &c); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	r.LoadCold(c.Findings, append(c.History, r.History...))
+	return nil
+}
+
+// saveCold writes ledger.json when the update changed the cold part: a
+// loaded ledger (a phase concluded), or new history steps.
+func (p Project) saveCold(r *loop.Run) error {
+	if !r.ColdLoaded() {
+		if len(r.History) == 0 {
+			return nil
+		}
+		if err := p.LoadCold(r); err != nil {
+			return err
+		}
+	}
+	data, err := json.Marshal(cold{r.Findings, r.History})
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(p.runDir(r.ID), "ledger.json")
+	name, err := state.Name(p.Root, path)
+	if err != nil {
+		return err
+	}
+	return state.WriteOwn(p.Root, path, state.Seal(p.Key, kindLedger, name, data))
+}
+
 // maxSessionFile caps a session file, which holds one run id.
 const maxSessionFile = 4 << 10
 
@@ -204,6 +270,9 @@ func (a *App) Update(p Project, id string, fn func(r *loop.Run) error) (*loop.Ru
 		// The stopped-as-error record replaces a corrupt file even when fn
 		// itself has nothing to change.
 		if err := fn(r); err != nil && !(recovered && errors.Is(err, errUnchanged)) {
+			return nil, err
+		}
+		if err := p.saveCold(r); err != nil {
 			return nil, err
 		}
 		out = r

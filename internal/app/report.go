@@ -141,6 +141,10 @@ func (a *App) archiveAnalytics(proj Project, path string, now time.Time) {
 
 // finish writes a finished run's report.md and report.json.
 func (a *App) finish(proj Project, r *loop.Run) error {
+	if err := proj.LoadCold(r); err != nil {
+		// The report is still written, from what the state says.
+		fmt.Fprintf(a.Log, "run %s: report without its ledger: %v\n", r.ID, err)
+	}
 	dir := proj.runDir(r.ID)
 	data := marshal(map[string]any{
 		"schema": "whetstone.report/v1", "run_id": r.ID, "phase": r.Phase, "stop_reason": r.StopReason,

@@ -163,6 +163,9 @@ func (a *App) create(proj Project, session string, s loop.Settings, roster []str
 	}
 	r := loop.New(id, session, s, roster, a.Now())
 	a.baseline(proj, r)
+	if err := proj.saveCold(r); err != nil {
+		return nil, err
+	}
 	data, err := r.Encode(a.Now())
 	if err != nil {
 		return nil, err
@@ -351,13 +354,10 @@ func parseReport(proj Project, r *loop.Run, name, msg string) (*report, error) {
 		return nil, review.Problems{{Path: "$", Msg: err.Error()}}
 	}
 	known := map[string]bool{}
-	for _, e := range r.Findings {
-		known[e.ID] = true
+	for n := 1; n <= r.Digest.LastID; n++ {
+		known[fmt.Sprintf("F-%04d", n)] = true
 	}
-	var required []string
-	for _, e := range r.Blocking() {
-		required = append(required, e.ID)
-	}
+	required := r.Digest.Blocking
 	exp := review.Expect{Reviewer: name, Root: proj.Root, Known: known, Required: required,
 		FixChecks: r.FixChecks(name), Threshold: r.Settings.ConfidenceThreshold}
 	var rep report
@@ -432,6 +432,10 @@ func (a *App) readReports(proj Project, r *loop.Run, last *report) ([]review.Rep
 // when it began; the fix phase's refs and HEAD are.
 func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) error {
 	dir := filepath.Join(proj.runDir(r.ID), fmt.Sprintf("iter-%d", r.Iteration))
+	if err := proj.LoadCold(r); err != nil {
+		r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("the run's ledger cannot be read (%v)", err)})
+		return a.finish(proj, r)
+	}
 	iteration, phase := r.Iteration, r.Phase
 	current, tampered := a.compare(proj, r)
 	e := &loop.Event{Now: now}

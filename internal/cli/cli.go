@@ -139,6 +139,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					}
 					switch c.String("format") {
 					case "md":
+						if err := proj.LoadCold(r); err != nil {
+							return err
+						}
 						_, err = io.WriteString(stdout, app.Markdown(r, proj.Change(r.ID)))
 					case "json":
 						_, err = stdout.Write(marshalRun(r))
@@ -250,7 +253,7 @@ func status(r *loop.Run) string {
 		}
 		fmt.Fprintf(&b, "  %-24s %s\n", n, st)
 	}
-	fmt.Fprintf(&b, "open blocking findings: %d", len(r.Blocking()))
+	fmt.Fprintf(&b, "open blocking findings: %d", len(r.Digest.Blocking))
 	return b.String()
 }
 

@@ -93,11 +93,10 @@ const MaxListed = 20
 // bidi characters) and are cleaned again here, so none can start a line of
 // its own.
 func (r *Run) listBlocking(b *strings.Builder) {
-	all := r.Blocking()
-	for _, e := range all[:min(len(all), MaxListed)] {
+	for _, e := range r.Digest.Listed {
 		fmt.Fprintf(b, "- %s [%s] %s:%d %s\n", e.ID, e.Severity, review.CleanLine(e.File), e.Line, review.CleanLine(e.Title))
 	}
-	if rest := len(all) - MaxListed; rest > 0 {
+	if rest := len(r.Digest.Blocking) - len(r.Digest.Listed); rest > 0 {
 		fmt.Fprintf(b, "- … and %d more blocking findings, listed in %s/iter-%d/verdict.json\n", rest, r.Dir(), r.Iteration)
 	}
 }

@@ -2,11 +2,13 @@ package loop
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
@@ -278,8 +280,47 @@ func TestDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(r, back); diff != "" {
+	// state.json holds the hot part only: the ledger and the history are
+	// not in it, and a decoded run has not loaded them.
+	if back.ColdLoaded() || back.Findings != nil || back.History != nil {
+		t.Errorf("a decoded run carries cold data: loaded %v, %d findings, %d steps", back.ColdLoaded(), len(back.Findings), len(back.History))
+	}
+	back.LoadCold(r.Findings, r.History)
+	if diff := cmp.Diff(r, back, cmp.AllowUnexported(Run{}), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if strings.Contains(string(data), "history") || strings.Contains(string(data), `"findings"`) {
+		t.Errorf("state.json carries the ledger or the history:\n%s", data)
+	}
+}
+
+// TestHotStateStaysSmall: after 20 rounds of 5 × 40 findings the state a
+// hook decodes is a few KB; the ledger is in the cold part.
+func TestHotStateStaysSmall(t *testing.T) {
+	s := settings("standard")
+	s.MaxIterations = 50
+	r := New("r-1", "s", s, []string{"critic"}, t0)
+	for i := 0; i < 20; i++ {
+		var reports []review.Report
+		for k := 0; k < 5; k++ {
+			rep := review.Report{Reviewer: "critic", Verdict: "issues_found"}
+			for j := 0; j < 40; j++ {
+				rep.Findings = append(rep.Findings, review.Finding{Severity: "high", Confidence: 90, Category: "correctness",
+					File: fmt.Sprintf("f%d.go", i*5+k), Line: 10 + 20*j, EndLine: 10 + 20*j, Title: fmt.Sprintf("problem %d %d %d", i, k, j), Description: "d"})
+			}
+			reports = append(reports, rep)
+		}
+		if r.Phase == Fix {
+			r.Apply(&Event{Kind: FixDone, Now: t0, Fix: &review.FixReport{}})
+		}
+		reviewed(r, t0, reports...)
+	}
+	data, _ := r.Encode(t0)
+	if r.Phase != Fix || r.Iteration != 20 {
+		t.Fatalf("run at %s %d, want fix 20", r.Phase, r.Iteration)
+	}
+	if len(r.Findings) < 2000 || len(data) > 16<<10 {
+		t.Errorf("%d findings in the ledger, state.json %d bytes; want thousands of findings and a state under 16 KiB", len(r.Findings), len(data))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,7 +115,7 @@ type Run struct {
 	CleanStreak int                  `json:"clean_streak"`
 	LastOpen    []string             `json:"last_open,omitempty"`
 	Claimed     []string             `json:"claimed,omitempty"`
-	Findings    []review.Entry       `json:"findings"`
+	Digest      Digest               `json:"digest"` // the ledger in brief: all a hook needs of it
 	StopBlocks  int                  `json:"stop_blocks"`
 	Announced   bool                 `json:"announced,omitempty"`
 	Tokens      int                  `json:"tokens,omitempty"`
@@ -122,12 +123,84 @@ type Run struct {
 	Tampered    []string             `json:"tampered,omitempty"` // changes made during read-only phases, in words
 	Created     time.Time            `json:"created"`
 	Updated     time.Time            `json:"updated"`
-	History     []Step               `json:"history"`
+
+	// The cold part, kept out of state.json so that no hook's cost grows
+	// with history: the ledger of findings and the history. Only the hook
+	// that concludes a phase and the reports load it (LoadCold); a Run
+	// without it still appends its new steps to History.
+	Findings []review.Entry `json:"-"`
+	History  []Step         `json:"-"`
+	cold     bool
+}
+
+// Digest is what hooks need of the ledger, recomputed whenever it changes.
+type Digest struct {
+	Blocking []string            `json:"blocking"`          // ids of open blocking findings, sorted
+	Listed   []Brief             `json:"listed,omitempty"`  // the most severe of them, at most MaxListed
+	Counts   map[string]int      `json:"counts,omitempty"`  // open findings by severity
+	Checks   map[string][]string `json:"checks,omitempty"`  // reviewer → claimed fixes of findings it raised
+	LastID   int                 `json:"last_id,omitempty"` // findings are F-0001 … F-<LastID>
+	Verdict  string              `json:"verdict,omitempty"` // the verdict over the open findings alone
+}
+
+// Brief is one open blocking finding, as prompts list it.
+type Brief struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Title    string `json:"title"`
+}
+
+// LoadCold gives the run its ledger and history (from ledger.json).
+func (r *Run) LoadCold(findings []review.Entry, history []Step) {
+	if findings == nil {
+		findings = []review.Entry{}
+	}
+	r.Findings, r.History, r.cold = findings, history, true
+}
+
+// ColdLoaded reports whether the ledger and history were loaded; when not,
+// History holds only the steps added since the run was decoded.
+func (r *Run) ColdLoaded() bool { return r.cold }
+
+// summarize recomputes the Digest from the ledger.
+func (r *Run) summarize() {
+	s := Digest{Blocking: []string{}, Counts: map[string]int{}, Checks: map[string][]string{}, Verdict: review.Approve}
+	var blocking []review.Entry
+	for _, e := range r.Findings {
+		if n, err := strconv.Atoi(strings.TrimPrefix(e.ID, "F-")); err == nil {
+			s.LastID = max(s.LastID, n)
+		}
+		if slices.Contains(r.Claimed, e.ID) {
+			for _, name := range e.Reviewers {
+				s.Checks[name] = append(s.Checks[name], e.ID)
+			}
+		}
+		if !e.Open() {
+			continue
+		}
+		s.Counts[e.Severity]++
+		s.Verdict = review.Worst(s.Verdict, review.Judge(e.Severity, e.Confidence, r.Settings.ConfidenceThreshold, e.Blocking, e.PreExisting))
+		if e.Blocking {
+			s.Blocking = append(s.Blocking, e.ID)
+			blocking = append(blocking, e)
+		}
+	}
+	slices.Sort(s.Blocking)
+	slices.SortStableFunc(blocking, func(a, b review.Entry) int {
+		return review.SeverityRank(a.Severity) - review.SeverityRank(b.Severity)
+	})
+	for _, e := range blocking[:min(len(blocking), MaxListed)] {
+		s.Listed = append(s.Listed, Brief{ID: e.ID, Severity: e.Severity, File: e.File, Line: e.Line, Title: e.Title})
+	}
+	r.Digest = s
 }
 
 // New starts a run in the first review phase.
 func New(id, session string, s Settings, roster []string, now time.Time) *Run {
-	r := &Run{Version: Version, ID: id, Session: session, Settings: s, Roster: roster, Created: now, Findings: []review.Entry{}}
+	r := &Run{Version: Version, ID: id, Session: session, Settings: s, Roster: roster, Created: now, Findings: []review.Entry{}, cold: true}
+	r.summarize()
 	r.enter(Review, 1, now, "run started")
 	return r
 }
@@ -341,27 +414,11 @@ func (r *Run) Failed() []string {
 	return out
 }
 
-// Blocking returns the open blocking findings, most severe first.
-func (r *Run) Blocking() []review.Entry {
-	var out []review.Entry
-	for _, e := range r.Findings {
-		if e.Open() && e.Blocking {
-			out = append(out, e)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b review.Entry) int {
-		return review.SeverityRank(a.Severity) - review.SeverityRank(b.Severity)
-	})
-	return out
-}
-
 // verdict is the run's verdict over its open findings (spec §2).
 func (r *Run) verdict() string {
-	verdict := review.Approve
-	for _, e := range r.Findings {
-		if e.Open() {
-			verdict = review.Worst(verdict, review.Judge(e.Severity, e.Confidence, r.Settings.ConfidenceThreshold, e.Blocking, e.PreExisting))
-		}
+	verdict := r.Digest.Verdict
+	if verdict == "" {
+		verdict = review.Approve
 	}
 	if (verdict == review.Approve || verdict == review.ApproveWithNotes) && (r.Rounds == 0 || len(r.Failed()) > 0 || len(r.RoundFailed) > 0 || len(r.Tampered) > 0) {
 		// Nothing approves a change no review round has seen whole: a run
@@ -389,23 +446,7 @@ func (r *Run) Rule() string {
 // FixChecks lists the findings whose claimed fixes the named reviewer must
 // check: those it raised (in their latest sighting) that the fixer says it
 // fixed. Each reviewer checks its own findings only.
-func (r *Run) FixChecks(name string) []string {
-	var out []string
-	for _, e := range r.Findings {
-		if slices.Contains(r.Claimed, e.ID) && slices.Contains(e.Reviewers, name) {
-			out = append(out, e.ID)
-		}
-	}
-	return out
-}
+func (r *Run) FixChecks(name string) []string { return r.Digest.Checks[name] }
 
 // Counts summarises open findings by severity.
-func (r *Run) Counts() map[string]int {
-	c := map[string]int{}
-	for _, e := range r.Findings {
-		if e.Open() {
-			c[e.Severity]++
-		}
-	}
-	return c
-}
+func (r *Run) Counts() map[string]int { return r.Digest.Counts }

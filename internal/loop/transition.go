@@ -168,6 +168,9 @@ func (r *Run) Apply(e *Event) string {
 		return ""
 	}
 	r.observe(e)
+	if r.cold && (e.Kind == ReviewDone || e.Kind == ValidationDone || e.Kind == FixDone) {
+		r.summarize()
+	}
 	o := r.outcome()
 	for _, row := range table {
 		if (row.phase == "" || row.phase == r.Phase) && row.on == e.Kind && row.when(r, e, o) {
@@ -222,14 +225,7 @@ func (r *Run) observe(e *Event) {
 }
 
 func (r *Run) outcome() outcome {
-	o := outcome{failed: r.RoundFailed}
-	for _, e := range r.Findings {
-		if e.Open() && e.Blocking {
-			o.blocking = append(o.blocking, e.ID)
-		}
-	}
-	slices.Sort(o.blocking)
-	return o
+	return outcome{failed: r.RoundFailed, blocking: r.Digest.Blocking}
 }
 
 func plural(n int, one, many string) string {
