@@ -80,17 +80,17 @@ func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
 	}
 	switch event {
 	case "session-start":
-		return a.sessionStart(proj, id, p)
+		return a.sessionStart(body, p)
 	case "user-prompt-submit":
-		return a.promptDuringRun(proj, id)
+		return a.promptDuringRun(body)
 	case "pre-tool-use":
 		return a.preToolUse(proj, id, p, body)
 	case "subagent-start":
 		return a.subagentStart(proj, id, p)
 	case "subagent-stop":
-		return a.subagentStop(proj, id, p)
+		return a.subagentStop(proj, id, p, body)
 	case "stop":
-		return a.stop(proj, id, p)
+		return a.stop(proj, id, p, body)
 	}
 	return nil, fmt.Errorf("unknown hook event %q", event)
 }
@@ -179,23 +179,21 @@ func (a *App) tick(proj Project, id string, body []byte) bool {
 	return err == nil
 }
 
-// active loads the session's run when it is still running; nil otherwise.
-func active(proj Project, id string) (*loop.Run, error) {
-	r, err := proj.Load(id)
-	if err != nil {
+// active decodes the run's verified state, read once by Hook, when the run
+// is still running; nil otherwise.
+func active(body []byte) (*loop.Run, error) {
+	r, err := loop.Decode(body)
+	if err != nil || !r.Active() {
 		return nil, err
-	}
-	if !r.Active() {
-		return nil, nil
 	}
 	return r, nil
 }
 
-func (a *App) sessionStart(proj Project, id string, p hook.Payload) (*hook.Response, error) {
+func (a *App) sessionStart(body []byte, p hook.Payload) (*hook.Response, error) {
 	if p.Source != "compact" && p.Source != "resume" {
 		return nil, nil
 	}
-	r, err := active(proj, id)
+	r, err := active(body)
 	if r == nil || err != nil {
 		return nil, err
 	}
@@ -206,8 +204,8 @@ func (a *App) sessionStart(proj Project, id string, p hook.Payload) (*hook.Respo
 // promptDuringRun reminds the orchestrator of the run when a new turn starts
 // (a user prompt, or a background agent's completion notice) and the phase
 // has agents nobody dispatched yet.
-func (a *App) promptDuringRun(proj Project, id string) (*hook.Response, error) {
-	r, err := active(proj, id)
+func (a *App) promptDuringRun(body []byte) (*hook.Response, error) {
+	r, err := active(body)
 	if r == nil || err != nil {
 		return nil, err
 	}
@@ -264,15 +262,15 @@ func (a *App) stopBlockLimit() int {
 	return max(limit-1, 1)
 }
 
-func (a *App) stop(proj Project, id string, p hook.Payload) (*hook.Response, error) {
-	r, err := proj.Load(id)
-	if err != nil && !errors.Is(err, errCorrupt) {
+func (a *App) stop(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
+	r, err := loop.Decode(body)
+	if err != nil {
 		return nil, err
 	}
-	if r != nil && r.Active() && waiting(r, p.Background) {
+	if r.Active() && waiting(r, p.Background) {
 		return nil, nil // this phase's agents are still running in the background
 	}
-	if r != nil && !r.Active() && r.Announced {
+	if !r.Active() && r.Announced {
 		return nil, nil
 	}
 	var resp *hook.Response

@@ -300,12 +300,12 @@ type report struct {
 // the run on when the phase's last report arrives. Validation happens before
 // the lock; the phase is re-checked under it, so exactly one hook concludes
 // a phase however many run at once.
-func (a *App) subagentStop(proj Project, id string, p hook.Payload) (*hook.Response, error) {
+func (a *App) subagentStop(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
 	name := agentName(p.AgentType)
 	if name == "" || p.AgentID == "" {
 		return nil, nil // other plugins' agents and orphan events
 	}
-	snap, err := active(proj, id)
+	snap, err := active(body)
 	if snap == nil || err != nil || !snap.Owns(name, p.AgentID) {
 		if err == nil {
 			fmt.Fprintf(a.Log, "subagent-stop: %s (%s) is not expected by run %s; ignored\n", p.AgentType, p.AgentID, id)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/scope"
 )
@@ -208,14 +209,9 @@ func New(id, session string, s Settings, roster []string, now time.Time) *Run {
 // Decode parses state.json. A newer version is ErrNewerVersion; anything
 // unreadable is an error that names the problem.
 func Decode(data []byte) (*Run, error) {
-	var head struct {
-		Version int `json:"version"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("corrupt state: %w", err)
-	}
-	if head.Version > Version {
-		return nil, fmt.Errorf("%w (version %d; this binary reads version %d): upgrade whetstone", ErrNewerVersion, head.Version, Version)
+	// The version is read without decoding the file: one pass, not two.
+	if v := gjson.GetBytes(data, "version"); v.Type == gjson.Number && v.Int() > Version {
+		return nil, fmt.Errorf("%w (version %d; this binary reads version %d): upgrade whetstone", ErrNewerVersion, v.Int(), Version)
 	}
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -230,11 +226,12 @@ func Decode(data []byte) (*Run, error) {
 	return &r, nil
 }
 
-// Encode renders state.json, bumping the revision.
+// Encode renders state.json, bumping the revision. It is compact: hooks
+// read it, people read `whetstone status`.
 func (r *Run) Encode(now time.Time) ([]byte, error) {
 	r.Revision++
 	r.Updated = now
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.Marshal(r)
 	return append(b, '\n'), err
 }
 
