@@ -311,6 +311,19 @@ func (a *App) Open(dir string) (Project, error) {
 	return proj, a.keyed(&proj)
 }
 
+// Latest returns the id of the project's most recently created run, or ""
+// when none is recorded.
+func (p Project) Latest() string {
+	b, err := safeio.ReadOwn(p.Root, p.dir("latest"), maxSessionFile)
+	if err != nil {
+		return ""
+	}
+	if id := strings.TrimSpace(string(b)); validRunID(id) {
+		return id
+	}
+	return ""
+}
+
 // Runs loads every run of the project, oldest update first, and says why
 // each run it could not load was left out.
 func (p Project) Runs() (runs []*loop.Run, unreadable []error, err error) {

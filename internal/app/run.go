@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,7 +97,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 		if len(roster) == 0 {
 			return nil, errors.New("every reviewer is disabled (whetstone.json \"reviewers\" or --reviewers); enable at least one")
 		}
-		r, err := a.create(proj, p.SessionID, settings, roster, change, patch)
+		r, err := a.create(proj, p.SessionID, strings.TrimSpace(string(old)), settings, roster, change, patch)
 		if err != nil {
 			return nil, err
 		}
@@ -141,13 +142,22 @@ func plural(n int, what string) string {
 // create makes a new run directory with its context, the first iteration's
 // diff and the first state. Run ids are the session's first eight
 // characters and a sequence number; os.Mkdir claims one atomically.
-func (a *App) create(proj Project, session string, s loop.Settings, roster []string, change scope.Context, patch []byte) (*loop.Run, error) {
+func (a *App) create(proj Project, session, previous string, s loop.Settings, roster []string, change scope.Context, patch []byte) (*loop.Run, error) {
 	if err := os.MkdirAll(proj.dir("runs"), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", proj.dir("runs"), err)
 	}
 	prefix := session[:min(8, len(session))]
+	// The session's previous run says where to count from, so a new id
+	// costs one mkdir however many runs the project has; the loop only
+	// steps over a directory another session with the same prefix took.
+	first := 1
+	if rest, ok := strings.CutPrefix(previous, prefix+"-"); ok {
+		if n, err := strconv.Atoi(rest); err == nil && n > 0 {
+			first = n + 1
+		}
+	}
 	var id string
-	for n := 1; ; n++ {
+	for n := first; ; n++ {
 		id = fmt.Sprintf("%s-%d", prefix, n)
 		err := os.Mkdir(proj.runDir(id), 0o755)
 		if err == nil {
@@ -170,7 +180,11 @@ func (a *App) create(proj Project, session string, s loop.Settings, roster []str
 	if err != nil {
 		return nil, err
 	}
-	return r, proj.store(id).Update(func([]byte) ([]byte, error) { return data, nil })
+	if err := proj.store(id).Update(func([]byte) ([]byte, error) { return data, nil }); err != nil {
+		return nil, err
+	}
+	// The project's latest run, for `whetstone status` without a scan.
+	return r, writeFile(proj.dir("latest"), []byte(id+"\n"))
 }
 
 // writeRound writes what the reviewers of one iteration read: context.json

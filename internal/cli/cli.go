@@ -197,7 +197,8 @@ func newApp(stderr io.Writer) *app.App {
 }
 
 // pickRun finds the project from the working directory and a run in it: the
-// one named, or the most recently updated (the only active one if onlyActive).
+// one named, else the latest created (.whetstone/latest), or with
+// onlyActive the only active one (abort scans the runs: it is rare).
 func pickRun(a *app.App, id string, onlyActive bool) (app.Project, *loop.Run, error) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -209,6 +210,11 @@ func pickRun(a *app.App, id string, onlyActive bool) (app.Project, *loop.Run, er
 	}
 	if id != "" {
 		r, err := proj.Load(id)
+		return proj, r, err
+	}
+	if latest := proj.Latest(); latest != "" && !onlyActive {
+		// No scan: status and report cost the same with 10 000 old runs.
+		r, err := proj.Load(latest)
 		return proj, r, err
 	}
 	runs, unreadable, err := proj.Runs()
