@@ -226,10 +226,13 @@ func agentName(agentType string) string {
 	return name
 }
 
-func (a *App) dispatchGate(proj Project, id string, p hook.Payload) (*hook.Response, error) {
+func (a *App) dispatchGate(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
 	name := agentName(p.ToolInput.Get("subagent_type").String())
 	if name == "" {
 		return nil, nil // other plugins' and built-in agents are not ours to gate
+	}
+	if redispatch(body, name) {
+		return nil, nil // nothing to record: no lock, no write
 	}
 	var deny error
 	_, err := a.Update(proj, id, func(r *loop.Run) error {
@@ -249,6 +252,18 @@ func (a *App) dispatchGate(proj Project, id string, p hook.Payload) (*hook.Respo
 		return hook.Deny(deny.Error()), nil
 	}
 	return nil, nil
+}
+
+// redispatch reports whether a dispatch would change nothing: the phase
+// expects the agent, it is recorded as dispatched (a re-dispatch after a
+// rejected instance) and no Stop block is counted.
+func redispatch(body []byte, name string) bool {
+	if strings.ContainsAny(name, ".*?#|\\") {
+		return false
+	}
+	return gjson.GetBytes(body, "agents."+name+".status").String() == loop.Dispatched &&
+		gjson.GetBytes(body, "stop_blocks").Int() == 0 &&
+		gjson.GetBytes(body, `expected.#(=="`+name+`")`).Exists()
 }
 
 // stopBlockLimit is how many consecutive Stop blocks whetstone issues before
