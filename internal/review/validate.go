@@ -78,7 +78,23 @@ func isID(s string) bool {
 }
 
 // checker walks a decoded JSON value and collects problems with their paths.
-type checker struct{ ps Problems }
+type checker struct {
+	ps      Problems
+	outside map[string]string // outside's answer by file: ten findings often name one file
+}
+
+// outsideOnce is outside, resolving the symlinks of each distinct file once.
+func (c *checker) outsideOnce(root, file string) string {
+	if msg, ok := c.outside[file]; ok {
+		return msg
+	}
+	if c.outside == nil {
+		c.outside = map[string]string{}
+	}
+	msg := outside(root, file)
+	c.outside[file] = msg
+	return msg
+}
 
 func (c *checker) add(path, format string, args ...any) {
 	c.ps = append(c.ps, Problem{path, fmt.Sprintf(format, args...)})
@@ -315,7 +331,7 @@ func (c *checker) finding(v any, p string, exp Expect) {
 		c.add(p+".category", "must be one of %s (got %q); refine with \"rule\", not with a new category", strings.Join(Categories, ", "), cat)
 	}
 	if file := c.str(o, p, "file", true, 4096); file != "" {
-		if msg := outside(exp.Root, file); msg != "" {
+		if msg := c.outsideOnce(exp.Root, file); msg != "" {
 			c.add(p+".file", "%s", msg)
 		}
 	}
@@ -398,7 +414,7 @@ func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 				c.add(fp, "must be a string")
 			} else if msg := textProblem(s, false); msg != "" {
 				c.add(fp, "%s", msg)
-			} else if msg := outside(exp.Root, s); msg != "" {
+			} else if msg := c.outsideOnce(exp.Root, s); msg != "" {
 				c.add(fp, "%s", msg)
 			}
 		}
