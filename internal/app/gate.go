@@ -101,6 +101,11 @@ func (g gate) namesKey(p hook.Payload) string {
 		if v == "" {
 			continue
 		}
+		if rest, ok := strings.CutPrefix(v, "~"); ok {
+			if home, err := os.UserHomeDir(); err == nil {
+				v = home + rest
+			}
+		}
 		if !filepath.IsAbs(v) {
 			v = filepath.Join(g.root, v)
 		}
