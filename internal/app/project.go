@@ -160,19 +160,25 @@ func (p Project) LoadCold(r *loop.Run) error {
 // saveCold writes ledger.json when the update changed the cold part: a
 // loaded ledger (a phase concluded), or new history steps.
 func (p Project) saveCold(r *loop.Run) error {
+	path := filepath.Join(p.runDir(r.ID), "ledger.json")
 	if !r.ColdLoaded() {
 		if len(r.History) == 0 {
 			return nil
 		}
 		if err := p.LoadCold(r); err != nil {
-			return err
+			// A ledger that cannot be read (forged, a FIFO, too large) is
+			// kept aside, and a new one starts with this update's steps.
+			aside := fmt.Sprintf("%s.unreadable-%d", path, time.Now().UnixNano())
+			if rerr := os.Rename(path, aside); rerr != nil {
+				return fmt.Errorf("%v; and keeping it aside failed: %w", err, rerr)
+			}
+			r.LoadCold(nil, r.History)
 		}
 	}
 	data, err := json.Marshal(cold{r.Findings, r.History})
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(p.runDir(r.ID), "ledger.json")
 	name, err := state.Name(p.Root, path)
 	if err != nil {
 		return err
