@@ -141,6 +141,24 @@ func FuzzValidateReview(f *testing.F) {
 			return
 		}
 		plainText(t, r)
+		// The report is built from the checked value in one pass; it must
+		// be what decoding the JSON into the struct gives.
+		var direct review.Report
+		if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&direct); err != nil {
+			t.Fatalf("accepted report does not decode: %v", err)
+		}
+		for i := range direct.Findings {
+			direct.Findings[i].File = filepath.ToSlash(filepath.Clean(direct.Findings[i].File))
+			if direct.Findings[i].EndLine == 0 {
+				direct.Findings[i].EndLine = direct.Findings[i].Line
+			}
+		}
+		slices.SortStableFunc(direct.Findings, func(a, b review.Finding) int {
+			return review.SeverityRank(a.Severity) - review.SeverityRank(b.Severity)
+		})
+		if diff := cmp.Diff(direct, r, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("one-pass report differs from the decoded one (-decoded +built):\n%s", diff)
+		}
 		again, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)

@@ -133,6 +133,19 @@ func (c *checker) exact(obj map[string]any, path string, known ...string) {
 	}
 }
 
+// field is a checked object's string value, "" when absent.
+func field(o map[string]any, key string) string {
+	s, _ := o[key].(string)
+	return s
+}
+
+// number is a checked object's integer value, 0 when absent.
+func number(o map[string]any, key string) int {
+	n, _ := o[key].(json.Number)
+	i, _ := n.Int64()
+	return int(i)
+}
+
 // invalidAt returns the offset of the first byte of b that is not UTF-8.
 func invalidAt(b []byte) int {
 	for i := 0; i < len(b); {
@@ -301,15 +314,23 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 	if c.ps != nil {
 		return Report{}, c.ps
 	}
-	var r Report
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return Report{}, Problems{{"$", err.Error()}}
-	}
-	for i := range r.Findings {
-		r.Findings[i].File = filepath.ToSlash(filepath.Clean(r.Findings[i].File))
-		if r.Findings[i].EndLine == 0 {
-			r.Findings[i].EndLine = r.Findings[i].Line
+	// The report is built from the value already decoded and checked: one
+	// JSON pass per report (exact keys, so no case folding to mind).
+	r := Report{Schema: field(obj, "schema"), Reviewer: field(obj, "reviewer"), Verdict: verdict, Findings: make([]Finding, 0, len(findings))}
+	for _, v := range findings {
+		o := v.(map[string]any)
+		f := Finding{Severity: field(o, "severity"), Confidence: number(o, "confidence"), Category: field(o, "category"),
+			File: filepath.ToSlash(filepath.Clean(field(o, "file"))), Line: number(o, "line"), EndLine: number(o, "end_line"),
+			Title: field(o, "title"), Description: field(o, "description"), Evidence: field(o, "evidence"),
+			Suggestion: field(o, "suggestion"), Rule: field(o, "rule"), Prior: field(o, "prior")}
+		if f.EndLine == 0 {
+			f.EndLine = f.Line
 		}
+		r.Findings = append(r.Findings, f)
+	}
+	for _, v := range checks {
+		o := v.(map[string]any)
+		r.FixChecks = append(r.FixChecks, FixCheck{ID: field(o, "id"), Status: field(o, "status"), Note: field(o, "note")})
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int { return SeverityRank(a.Severity) - SeverityRank(b.Severity) })
 	return r, nil
