@@ -232,19 +232,6 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 	return Round{Ledger: next, Findings: round, Dropped: len(dropped)}
 }
 
-// MostSevere returns the n most severe findings — by severity, then
-// confidence, then id — and how many it left out, for an answer that lists
-// some and points to verdict.json for the rest. findings is not modified.
-func MostSevere(findings []Merged, n int) (top []Merged, rest int) {
-	sorted := slices.Clone(findings)
-	slices.SortStableFunc(sorted, func(a, b Merged) int {
-		return cmp.Or(cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity)),
-			cmp.Compare(b.Confidence, a.Confidence), cmp.Compare(a.ID, b.ID))
-	})
-	n = max(0, min(n, len(sorted)))
-	return sorted[:n:n], len(sorted) - n
-}
-
 // mostSevereGroups keeps the n most severe groups, then the most confident,
 // and returns them and the rest, each in the order given.
 func mostSevereGroups(groups []*group, n int) (kept, dropped []*group) {

@@ -451,30 +451,6 @@ func TestMergeRoundCap(t *testing.T) {
 	}
 }
 
-func TestMostSevere(t *testing.T) {
-	m := func(id, sev string, conf int) Merged {
-		return Merged{ID: id, Finding: Finding{Severity: sev, Confidence: conf}}
-	}
-	in := []Merged{m("F-0001", "low", 99), m("F-0002", "critical", 80), m("F-0003", "high", 95), m("F-0004", "critical", 90), m("F-0005", "high", 95)}
-	top, rest := MostSevere(in, 3)
-	var ids []string
-	for _, x := range top {
-		ids = append(ids, x.ID)
-	}
-	if diff := cmp.Diff([]string{"F-0004", "F-0002", "F-0003"}, ids); diff != "" || rest != 2 {
-		t.Errorf("MostSevere(3) = %v, rest %d; (-want +got):\n%s", ids, rest, diff)
-	}
-	if in[0].ID != "F-0001" {
-		t.Error("MostSevere reordered its argument")
-	}
-	if top, rest := MostSevere(in, 20); len(top) != 5 || rest != 0 {
-		t.Errorf("MostSevere(20) = %d findings, rest %d", len(top), rest)
-	}
-	if top, rest := MostSevere(nil, 20); len(top) != 0 || rest != 0 {
-		t.Errorf("MostSevere(nil) = %v, %d", top, rest)
-	}
-}
-
 // TestMergeComparisonsGrowLinearly counts the pairs a merge compares (its
 // cost) instead of timing it: ten times the findings in one file cost about
 // ten times the comparisons, never a quadratic number, whether the findings
