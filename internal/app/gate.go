@@ -33,14 +33,16 @@ var (
 // gate is what a tool call is judged against: the run's phase and settings,
 // read once from the verified state without decoding the ledger.
 type gate struct {
-	id       string
-	phase    loop.Phase
-	state    []byte // the verified state.json body
-	name     string // whetstone agent's short name, or ""
-	who      string // the caller in words
-	root     string // project root, symlinks resolved
-	keyPath  string
-	fixPhase bool // the caller is whetstone:fixer in the fix phase
+	id    string
+	phase loop.Phase
+	state []byte // the verified state.json body
+	name  string // whetstone agent's short name, or ""
+	who   string // the caller in words
+	root  string // project root, symlinks resolved
+	// protected are whetstone's key, its directory and that directory
+	// with symlinks resolved (nil without a key), resolved once per call.
+	protected []string
+	fixPhase  bool // the caller is whetstone:fixer in the fix phase
 }
 
 func (a *App) preToolUse(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
@@ -52,7 +54,10 @@ func (a *App) preToolUse(proj Project, id string, p hook.Payload, body []byte) (
 		return nil, nil
 	}
 	g.root = resolved(proj.Root)
-	g.keyPath = proj.keyPath
+	if proj.keyPath != "" {
+		dir := filepath.Dir(proj.keyPath)
+		g.protected = []string{proj.keyPath, dir, resolved(dir)}
+	}
 	g.fixPhase = g.name == "fixer" && g.phase == loop.Fix
 	switch {
 	case g.name != "":
@@ -87,13 +92,12 @@ func resolved(path string) string {
 // namesKey refuses any call, reads included, that names whetstone's key or
 // a directory holding it: with the key, a model could forge state.
 func (g gate) namesKey(p hook.Payload) string {
-	if g.keyPath == "" {
+	if g.protected == nil {
 		return ""
 	}
-	dir := filepath.Dir(g.keyPath)
-	raw := strings.ToLower(p.ToolInput.Raw)
+	dir, real := g.protected[1], g.protected[2]
 	deny := fmt.Sprintf("whetstone run %s: this %s call names whetstone's key (%s); no agent may read or change it.", g.id, p.ToolName, dir)
-	if strings.Contains(raw, strings.ToLower(dir)) || strings.Contains(raw, strings.ToLower(resolved(dir))) {
+	if !keyUnnamed(p.ToolInput.Raw, g.protected) {
 		return deny
 	}
 	for _, field := range []string{"file_path", "path", "notebook_path"} {
@@ -110,7 +114,7 @@ func (g gate) namesKey(p hook.Payload) string {
 			v = filepath.Join(g.root, v)
 		}
 		v = resolvedPrefix(v)
-		if safeio.Within(resolved(dir), v) || safeio.Within(v, resolved(dir)) {
+		if safeio.Within(real, v) || safeio.Within(v, real) {
 			return deny
 		}
 	}
@@ -198,7 +202,7 @@ func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 	if cmd == "" {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call has no command to check.", g.id, p.ToolName))
 	}
-	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: g.cwd(p.Cwd), TempDir: resolved(os.TempDir()), Protected: g.protected()}
+	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: g.cwd(p.Cwd), TempDir: resolved(os.TempDir()), Protected: g.protected}
 	// whetstone.json's verify_commands add to the built-in ones.
 	for _, c := range gjson.GetBytes(g.state, "settings.verify_commands").Array() {
 		if pol.Verify == nil {
@@ -236,28 +240,24 @@ func (g gate) cwd(dir string) string {
 	return g.root
 }
 
-func (g gate) protected() []string {
-	if g.keyPath == "" {
-		return nil
-	}
-	dir := filepath.Dir(g.keyPath)
-	return []string{g.keyPath, dir, resolved(dir)}
-}
-
 // sandboxed rewrites a read-only caller's command to run under bubblewrap,
 // or returns nil when there is no sandbox here, the session is not in
 // bypassPermissions mode (a rewrite would need approval nobody gave, or
 // skip approvals the user wants), or the command must be denied anyway:
 // naming whetstone's key is refused even in the sandbox.
 func (a *App) sandboxed(g gate, p hook.Payload, cmd string, pol shell.Policy, reason string) *hook.Response {
-	if !sandbox.RewriteInMode(p.PermissionMode) || (reason != "" && !sandboxable(cmd, pol)) {
+	if !sandbox.RewriteInMode(p.PermissionMode) || (reason != "" && !keyUnnamed(cmd, g.protected)) {
 		return nil
 	}
 	bwrap, ok := a.sandbox()
 	if !ok {
 		return nil
 	}
-	wrapped := sandbox.Wrap(bwrap, cmd, sandbox.Options{Root: g.root, Cwd: pol.Cwd, Hide: g.protected()[1:], Env: a.Getenv})
+	var hide []string // the key's directory, as named and resolved
+	if len(g.protected) > 1 {
+		hide = g.protected[1:]
+	}
+	wrapped := sandbox.Wrap(bwrap, cmd, sandbox.Options{Root: g.root, Cwd: pol.Cwd, Hide: hide, Env: a.Getenv})
 	input, err := sjson.SetBytes([]byte(p.ToolInput.Raw), "command", wrapped)
 	if err != nil {
 		return nil
@@ -265,12 +265,13 @@ func (a *App) sandboxed(g gate, p hook.Payload, cmd string, pol shell.Policy, re
 	return hook.Rewrite(sandboxDecision, "", input)
 }
 
-// sandboxable reports whether a command the parser refused may still run
-// in the sandbox: anything that does not name whetstone's key (the sandbox
-// hides the key's directory too, for names the text does not show).
-func sandboxable(cmd string, pol shell.Policy) bool {
-	lower := strings.ToLower(cmd)
-	for _, p := range pol.Protected {
+// sandboxable reports whether text (a command the parser refused, or any
+// tool input) leaves whetstone's key unnamed, compared case-insensitively;
+// the sandbox hides the key's directory too, for names the text does not
+// show.
+func keyUnnamed(text string, protected []string) bool {
+	lower := strings.ToLower(text)
+	for _, p := range protected {
 		if strings.Contains(lower, strings.ToLower(p)) {
 			return false
 		}

@@ -131,20 +131,7 @@ func (a *App) fail(proj Project, id string, why error) {
 	st := proj.store(id)
 	err := st.Repair(func(old []byte) ([]byte, error) {
 		now := a.Now()
-		if old != nil {
-			// Loses nothing: what was found is kept for whoever investigates.
-			aside := fmt.Sprintf("%s.unverified-%d", st.Path, now.UnixNano())
-			if err := writeFile(aside, old); err != nil {
-				fmt.Fprintf(a.Log, "run %s: keeping the unverified state aside: %v\n", id, err)
-			}
-		}
-		// Nothing in an unverified state is trusted but what names the run:
-		// its findings, phase and verdict may be forged.
-		r := &loop.Run{Version: loop.Version, ID: id, Phase: loop.Review, Created: now, Agents: map[string]*loop.Agent{}}
-		if found, err := loop.Decode(old); err == nil && found.ID == id {
-			r.Session, r.Iteration, r.Settings, r.Roster, r.Created = found.Session, found.Iteration, found.Settings, found.Roster, found.Created
-		}
-		r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("its state changed outside whetstone (%v); what was found is kept as state.json.unverified-*", why)})
+		r := a.errorRun(st, id, old, fmt.Sprintf("its state changed outside whetstone (%v)", why), now)
 		if err := a.finish(proj, r); err != nil {
 			fmt.Fprintf(a.Log, "run %s: %v\n", id, err)
 		}
@@ -153,6 +140,25 @@ func (a *App) fail(proj Project, id string, why error) {
 	if err != nil {
 		fmt.Fprintf(a.Log, "run %s: marking it as error failed: %v\n", id, err)
 	}
+}
+
+// errorRun is the record that replaces a state nobody can vouch for (it
+// does not verify, or does not decode): the run stopped as error. Nothing
+// found is trusted but what names the run, since findings, phase and
+// verdict may be forged; what was found is kept aside, losing nothing.
+func (a *App) errorRun(st state.Store, id string, old []byte, why string, now time.Time) *loop.Run {
+	if old != nil {
+		aside := fmt.Sprintf("%s.unverified-%d", st.Path, now.UnixNano())
+		if err := writeFile(aside, old); err != nil {
+			fmt.Fprintf(a.Log, "run %s: keeping the unverified state aside: %v\n", id, err)
+		}
+	}
+	r := &loop.Run{Version: loop.Version, ID: id, Phase: loop.Review, Created: now, Agents: map[string]*loop.Agent{}}
+	if found, err := loop.Decode(old); err == nil && found.ID == id {
+		r.Session, r.Iteration, r.Settings, r.Roster, r.Created = found.Session, found.Iteration, found.Settings, found.Roster, found.Created
+	}
+	r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: why + "; what was found is kept as state.json.unverified-*"})
+	return r
 }
 
 // tick stops an active run whose time budget is spent, at whatever hook

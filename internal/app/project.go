@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
@@ -197,24 +198,10 @@ func (p Project) RunOf(session string) string {
 		return ""
 	}
 	id := strings.TrimSpace(string(b))
-	if !validRunID(id) {
+	if !hook.ValidName(id) {
 		return ""
 	}
 	return id
-}
-
-// validRunID reports whether id can name a directory under .whetstone/runs.
-func validRunID(id string) bool {
-	if id == "" || len(id) > 160 || id[0] == '.' || id[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // version peeks at the format version of a run's state file without
@@ -248,7 +235,7 @@ func (p Project) Load(id string) (*loop.Run, error) {
 }
 
 // Update changes a run's state under its lock. A corrupt state file is kept
-// aside as state.json.corrupt-<time> and the run is recorded as stopped with
+// aside as state.json.unverified-<time> and the run is recorded as stopped with
 // reason error; a state file from a newer whetstone is left untouched.
 func (a *App) Update(p Project, id string, fn func(r *loop.Run) error) (*loop.Run, error) {
 	var out *loop.Run
@@ -264,13 +251,7 @@ func (a *App) Update(p Project, id string, fn func(r *loop.Run) error) (*loop.Ru
 		case errors.Is(err, loop.ErrNewerVersion):
 			return nil, err
 		case err != nil:
-			aside := fmt.Sprintf("%s.corrupt-%d", st.Path, now.UnixNano())
-			if werr := state.WriteFile(aside, old); werr != nil {
-				return nil, fmt.Errorf("%v; and keeping it aside failed: %w", err, werr)
-			}
-			r = &loop.Run{Version: loop.Version, ID: id, Phase: loop.Review, Created: now, Agents: map[string]*loop.Agent{}}
-			r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("state.json could not be read (%v); the damaged file is kept as %s", err, filepath.Base(aside))})
-			fmt.Fprintf(a.Log, "run %s: corrupt state kept aside at %s\n", id, aside)
+			r = a.errorRun(st, id, old, fmt.Sprintf("state.json could not be read (%v)", err), now)
 			recovered = true
 		}
 		// The stopped-as-error record replaces a corrupt file even when fn
@@ -324,7 +305,7 @@ func (p Project) Latest() string {
 	if err != nil {
 		return ""
 	}
-	if id := strings.TrimSpace(string(b)); validRunID(id) {
+	if id := strings.TrimSpace(string(b)); hook.ValidName(id) {
 		return id
 	}
 	return ""

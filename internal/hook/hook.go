@@ -41,10 +41,11 @@ type Payload struct {
 	Background     []Task
 }
 
-// validSession reports whether id can name a file under .whetstone/sessions:
-// 1–128 characters of [A-Za-z0-9._-], not starting with '.' or '-'. A plain
+// ValidName reports whether id can name a file under .whetstone (a session
+// id, or a run id, which starts with its session's first characters):
+// 1–128 characters of [A-Za-z0-9._-], not starting with '.', '-' or '_'. A plain
 // loop, not a regexp: compiling one costs every hook process half a millisecond.
-func validSession(id string) bool {
+func ValidName(id string) bool {
 	if id == "" || len(id) > 128 || id[0] == '.' || id[0] == '-' || id[0] == '_' {
 		return false
 	}
@@ -151,7 +152,7 @@ func Parse(raw []byte) (Payload, error) {
 		}
 		return true
 	})
-	if !validSession(p.SessionID) {
+	if !ValidName(p.SessionID) {
 		return p, fmt.Errorf("hook payload has no usable session_id (got %q)", p.SessionID)
 	}
 	return p, nil

@@ -188,8 +188,8 @@ func TestTokensCountOncePerInstance(t *testing.T) {
 	r.Count("a1", 600) // the same transcript, longer after a retry
 	r.Count("b1", 300)
 	r.Count("zz", 5000) // not an instance of this phase
-	if r.TokensUsed() != 900 {
-		t.Fatalf("tokens = %d, want 900", r.TokensUsed())
+	if r.Tokens != 900 {
+		t.Fatalf("tokens = %d, want 900", r.Tokens)
 	}
 	r.Count("b1", 450)
 	if got := reviewed(r, t0, clean); got != Budget || r.StopReason != Budget {
@@ -360,5 +360,24 @@ func TestPromptsStateTheRunsRuleAndTheChange(t *testing.T) {
 	r.Settings.Background = true
 	if !strings.Contains(r.Instructions(), `"run_in_background":true`) {
 		t.Errorf("background dispatch not carried:\n%s", r.Instructions())
+	}
+}
+
+// TestFixChecksOnlyInTheRoundAfterTheFix: the round after a fix checks the
+// fixer's claims; a confirmation pass after it is not asked again.
+func TestFixChecksOnlyInTheRoundAfterTheFix(t *testing.T) {
+	r := New("r-1", "s", settings("deep"), []string{"critic"}, t0)
+	reviewed(r, t0, bug("wrong sum"))
+	r.Apply(&Event{Kind: ValidationDone, Now: t0, Validation: &review.ValidationReport{}})
+	r.Apply(&Event{Kind: FixDone, Now: t0, Fix: &review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: "fixed"}}}})
+	if got := r.FixChecks("critic"); len(got) != 1 {
+		t.Fatalf("iteration 2 fix checks = %v, want F-0001", got)
+	}
+	reviewed(r, t0, clean)
+	if r.Phase != Review || r.Iteration != 3 {
+		t.Fatalf("got %s %d, want the confirmation pass (review 3)", r.Phase, r.Iteration)
+	}
+	if got := r.FixChecks("critic"); len(got) != 0 || strings.Contains(r.Prompt("critic"), "fix_checks entry") {
+		t.Errorf("the confirmation pass asks for fix checks again: %v\n%s", got, r.Prompt("critic"))
 	}
 }

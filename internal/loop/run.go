@@ -343,9 +343,6 @@ func (r *Run) Count(agentID string, tokens int) {
 	}
 }
 
-// TokensUsed is the run's token count so far.
-func (r *Run) TokensUsed() int { return r.Tokens }
-
 func (r *Run) pendingTypes() string {
 	p := r.Pending()
 	if len(p) == 0 {

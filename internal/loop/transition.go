@@ -149,7 +149,7 @@ func (r *Run) OverTime(now time.Time) bool {
 }
 
 func overBudget(r *Run, e *Event, o outcome) bool {
-	return overTime(r, e, o) || (r.Settings.BudgetTokens > 0 && r.TokensUsed() >= r.Settings.BudgetTokens)
+	return overTime(r, e, o) || (r.Settings.BudgetTokens > 0 && r.Tokens >= r.Settings.BudgetTokens)
 }
 
 func (r *Run) cleanPasses() int {
@@ -176,7 +176,7 @@ func (r *Run) Apply(e *Event) string {
 		if (row.phase == "" || row.phase == r.Phase) && row.on == e.Kind && row.when(r, e, o) {
 			row.then(r, e, o)
 			if e.Kind == ReviewDone {
-				r.LastOpen, r.Claimed = o.blocking, nil
+				r.LastOpen = o.blocking
 			}
 			return row.name
 		}
@@ -192,6 +192,7 @@ func (r *Run) observe(e *Event) {
 		r.Findings, e.Round, e.Dropped = round.Ledger, round.Findings, round.Dropped
 		r.Rounds++
 		r.RoundFailed = r.Failed()
+		r.Claimed = nil // this round checked the fixer's claims
 		if !r.outcome().clean() {
 			r.CleanStreak = 0
 		}

@@ -216,16 +216,12 @@ func countsOnly(cs *syntax.CmdSubst) bool {
 		s = parts[len(parts)-1]
 	}
 	call, ok := s.Cmd.(*syntax.CallExpr)
-	if !ok || len(call.Args) == 0 {
+	if !ok {
 		return false
 	}
-	var args []string
-	for _, a := range call.Args {
-		lit, ok := literal(a)
-		if !ok {
-			return false
-		}
-		args = append(args, lit)
+	args, ok := literals(call)
+	if !ok {
+		return false
 	}
 	if args[0] == "wc" && len(args) == 2 {
 		return args[1] == "-l" || args[1] == "-c" || args[1] == "-w"

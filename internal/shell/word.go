@@ -391,16 +391,12 @@ func noDashOutput(cs *syntax.CmdSubst) bool {
 		return false
 	}
 	call, ok := cs.Stmts[0].Cmd.(*syntax.CallExpr)
-	if !ok || len(call.Assigns) > 0 || len(call.Args) == 0 {
+	if !ok || len(call.Assigns) > 0 {
 		return false
 	}
-	var args []string
-	for _, a := range call.Args {
-		lit, ok := literal(a)
-		if !ok {
-			return false
-		}
-		args = append(args, lit)
+	args, ok := literals(call)
+	if !ok {
+		return false
 	}
 	switch {
 	case len(args) == 1 && args[0] == "pwd":
@@ -455,4 +451,21 @@ func literal(w *syntax.Word) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// literals is a call's words when every one is literal and there is at
+// least one.
+func literals(call *syntax.CallExpr) ([]string, bool) {
+	if len(call.Args) == 0 {
+		return nil, false
+	}
+	args := make([]string, 0, len(call.Args))
+	for _, a := range call.Args {
+		lit, ok := literal(a)
+		if !ok {
+			return nil, false
+		}
+		args = append(args, lit)
+	}
+	return args, true
 }

@@ -76,21 +76,15 @@ func ioniceCmd(c *checker, x *call) {
 }
 
 func chrtCmd(c *checker, x *call) {
-	opts, rest, bad := parse(x.args, spec{short: "TPD", long: []string{"sched-runtime", "sched-period", "sched-deadline"}, posix: true})
-	if bad != nil {
-		c.dynamicOption(x, bad)
-		return
-	}
-	if refuseOpts(c, x, opts, "-p", "--pid") {
-		return
-	}
-	if len(rest) > 0 {
-		c.wrapped(rest[1:]) // after the priority
-	}
+	schedWrapper(c, x, spec{short: "TPD", long: []string{"sched-runtime", "sched-period", "sched-deadline"}, posix: true})
 }
 
-func tasksetCmd(c *checker, x *call) {
-	opts, rest, bad := parse(x.args, spec{posix: true})
+func tasksetCmd(c *checker, x *call) { schedWrapper(c, x, spec{posix: true}) }
+
+// schedWrapper judges chrt and taskset: a first operand (the priority or
+// the mask), then the command they run; -p changes a running process.
+func schedWrapper(c *checker, x *call, sp spec) {
+	opts, rest, bad := parse(x.args, sp)
 	if bad != nil {
 		c.dynamicOption(x, bad)
 		return
@@ -99,7 +93,7 @@ func tasksetCmd(c *checker, x *call) {
 		return
 	}
 	if len(rest) > 0 {
-		c.wrapped(rest[1:]) // after the mask
+		c.wrapped(rest[1:])
 	}
 }
 
