@@ -241,7 +241,7 @@ func (a *App) dispatchGate(proj Project, id string, p hook.Payload, body []byte)
 		return nil, nil // nothing to record: no lock, no write
 	}
 	var deny error
-	_, err := a.Update(proj, id, func(r *loop.Run) error {
+	_, err := a.note(proj, id, func(r *loop.Run) error {
 		if !r.Active() {
 			return errUnchanged
 		}
@@ -294,8 +294,17 @@ func (a *App) stop(proj Project, id string, p hook.Payload, body []byte) (*hook.
 	if !r.Active() && r.Announced {
 		return nil, nil
 	}
+	// A Stop that only counts a block, or announces the end, is
+	// bookkeeping (note); one that ends the run writes its reports and is
+	// written durably. The decoded copy tells which, under no lock: note
+	// itself falls back to Update if the state moved in between.
+	update := a.note
+	if r.Active() && r.Apply(&loop.Event{Kind: loop.Idle, Now: a.Now(), Limit: a.stopBlockLimit()}) != "remind" {
+		update = a.Update
+	}
 	var resp *hook.Response
-	_, err = a.Update(proj, id, func(r *loop.Run) error {
+	_, err = update(proj, id, func(r *loop.Run) error {
+		resp = nil
 		now := a.Now()
 		if r.Active() {
 			if waiting(r, p.Background) {
@@ -342,7 +351,7 @@ func (a *App) subagentStart(proj Project, id string, p hook.Payload) (*hook.Resp
 	if name == "" || p.AgentID == "" {
 		return nil, nil
 	}
-	_, err := a.Update(proj, id, func(r *loop.Run) error {
+	_, err := a.note(proj, id, func(r *loop.Run) error {
 		if _, known := r.Instances[p.AgentID]; known {
 			return errUnchanged
 		}

@@ -238,8 +238,41 @@ func (p Project) Load(id string) (*loop.Run, error) {
 // aside as state.json.unverified-<time> and the run is recorded as stopped with
 // reason error; a state file from a newer whetstone is left untouched.
 func (a *App) Update(p Project, id string, fn func(r *loop.Run) error) (*loop.Run, error) {
-	var out *loop.Run
+	return a.update(p.store(id), p, id, fn)
+}
+
+// note is Update for bookkeeping whose loss in a crash of the machine is
+// harmless: a dispatch recorded, an instance registered, a Stop block
+// counted. It skips the fsyncs (state.Store.Light), which are most of such
+// a hook's cost. When fn changes the phase or the iteration, or the state
+// must be recovered, nothing is written lightly: fn runs again under
+// Update. fn must therefore only assign what it reports, and a caller
+// whose fn may have side effects (writing the reports) uses Update when it
+// expects a transition.
+func (a *App) note(p Project, id string, fn func(r *loop.Run) error) (*loop.Run, error) {
 	st := p.store(id)
+	st.Light = true
+	r, err := a.update(st, p, id, func(r *loop.Run) error {
+		phase, iteration := r.Phase, r.Iteration
+		if err := fn(r); err != nil {
+			return err
+		}
+		if r.Phase != phase || r.Iteration != iteration {
+			return errDurable
+		}
+		return nil
+	})
+	if errors.Is(err, errDurable) {
+		return a.Update(p, id, fn)
+	}
+	return r, err
+}
+
+// errDurable tells note that its update must be written durably.
+var errDurable = errors.New("a durable write is needed")
+
+func (a *App) update(st state.Store, p Project, id string, fn func(r *loop.Run) error) (*loop.Run, error) {
+	var out *loop.Run
 	err := st.Update(func(old []byte) ([]byte, error) {
 		now := a.Now()
 		if old == nil {
@@ -250,6 +283,8 @@ func (a *App) Update(p Project, id string, fn func(r *loop.Run) error) (*loop.Ru
 		switch {
 		case errors.Is(err, loop.ErrNewerVersion):
 			return nil, err
+		case err != nil && st.Light:
+			return nil, errDurable
 		case err != nil:
 			r = a.errorRun(st, id, old, fmt.Sprintf("state.json could not be read (%v)", err), now)
 			recovered = true

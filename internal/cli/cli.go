@@ -179,7 +179,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 var runFlag = &urfave.StringFlag{Name: "run", Usage: "run id (default: the latest)"}
 
 func newApp(stderr io.Writer) *app.App {
-	a := &app.App{Now: time.Now, Getenv: os.Getenv, Log: io.Discard, Stderr: stderr}
+	a := &app.App{Now: utcNow, Getenv: os.Getenv, Log: io.Discard, Stderr: stderr}
 	if v := os.Getenv("WHETSTONE_NOW"); v != "" {
 		// Tests pin the clock so state files compare byte for byte.
 		if t, err := time.Parse(time.RFC3339, v); err == nil {
@@ -305,3 +305,7 @@ func validate(path string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "%s: valid %s report: %s\n", path, review.SchemaOf(raw), summary)
 	return nil
 }
+
+// utcNow is the hooks' clock. State records times in UTC, so no hook loads
+// the local time zone database to write one.
+func utcNow() time.Time { return time.Now().UTC() }

@@ -48,6 +48,12 @@ type Store struct {
 	Key Key
 	// Kind is the kind of sealed file (KindState when empty).
 	Kind string
+	// Light skips the fsyncs of an update. The rename still replaces the
+	// file atomically for every reader and against a crash of any process;
+	// only a crash of the machine can lose the update, or on a file system
+	// that does not order a rename after the data it names, leave a file
+	// that no longer verifies. For bookkeeping whose loss is harmless.
+	Light bool
 }
 
 // Name returns path relative to root with forward slashes, the name a
@@ -128,7 +134,7 @@ func (s Store) update(repair bool, fn func(old []byte) ([]byte, error)) error {
 	if len(next) > MaxState {
 		return fmt.Errorf("write %s: %d bytes is over the cap of %d", s.Path, len(next), MaxState)
 	}
-	return replace(s.Path, next, s.createTemp)
+	return replace(s.Path, next, s.createTemp, !s.Light)
 }
 
 // read reads Path as it is: regular, not a symlink, at most MaxState bytes.
@@ -243,7 +249,7 @@ func (s Store) createTemp(dir string) (*os.File, error) {
 func WriteFile(path string, data []byte) error {
 	return replace(path, data, func(dir string) (*os.File, error) {
 		return os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // O_EXCL
-	})
+	}, true)
 }
 
 // WriteOwn is WriteFile for one of whetstone's own files under root: no
@@ -256,7 +262,7 @@ func WriteOwn(root, path string, data []byte) error {
 	return WriteFile(path, data)
 }
 
-func replace(path string, data []byte, create func(dir string) (*os.File, error)) (err error) {
+func replace(path string, data []byte, create func(dir string) (*os.File, error), durable bool) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
@@ -274,8 +280,10 @@ func replace(path string, data []byte, create func(dir string) (*os.File, error)
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
+	if durable {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", path, err)
+		}
 	}
 	if err = f.Chmod(0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -286,7 +294,9 @@ func replace(path string, data []byte, create func(dir string) (*os.File, error)
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("rename into %s: %w", path, err)
 	}
-	syncDir(dir)
+	if durable {
+		syncDir(dir)
+	}
 	return nil
 }
 
