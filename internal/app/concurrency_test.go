@@ -165,10 +165,11 @@ type stateView struct {
 	RunID     string `json:"run_id"`
 	Phase     string `json:"phase"`
 	Iteration int    `json:"iteration"`
+	LedgerRev int    `json:"ledger_rev"`
 	Agents    map[string]struct {
 		Status string `json:"status"`
 	} `json:"agents"`
-	// History is in ledger.json, the run's cold part.
+	// History is in the ledger file state.json names, the run's cold part.
 	History []struct {
 		Iteration int    `json:"iteration"`
 		Phase     string `json:"phase"`
@@ -195,11 +196,16 @@ func readState(t testing.TB, runDir string) stateView {
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatalf("state.json: %v", err)
 	}
-	if data, err = os.ReadFile(filepath.Join(runDir, "ledger.json")); err != nil {
+	ledger := filepath.Join(runDir, fmt.Sprintf("ledger-%d.json", s.LedgerRev))
+	if data, err = os.ReadFile(ledger); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatalf("ledger.json: %v", err)
+		t.Fatalf("%s: %v", ledger, err)
+	}
+	// Exactly one ledger: each update removes the one it replaced.
+	if all, _ := filepath.Glob(filepath.Join(runDir, "ledger*")); len(all) != 1 {
+		t.Errorf("ledger files: %v, want only %s", all, ledger)
 	}
 	return s
 }

@@ -153,6 +153,18 @@ func (a *App) errorRun(st state.Store, id string, old []byte, why string, now ti
 			fmt.Fprintf(a.Log, "run %s: keeping the unverified state aside: %v\n", id, err)
 		}
 	}
+	// The record starts a ledger of its own; the run's ledgers are kept
+	// aside with the state that named them.
+	dir := filepath.Dir(st.Path)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if isLedger(e) {
+			path := filepath.Join(dir, e.Name())
+			if err := os.Rename(path, fmt.Sprintf("%s.unverified-%d", path, now.UnixNano())); err != nil {
+				fmt.Fprintf(a.Log, "run %s: keeping a ledger aside: %v\n", id, err)
+			}
+		}
+	}
 	r := &loop.Run{Version: loop.Version, ID: id, Phase: loop.Review, Created: now, Agents: map[string]*loop.Agent{}}
 	if found, err := loop.Decode(old); err == nil && found.ID == id {
 		r.Session, r.Iteration, r.Settings, r.Roster, r.Created = found.Session, found.Iteration, found.Settings, found.Roster, found.Created

@@ -173,7 +173,7 @@ func (a *App) create(proj Project, session, previous string, s loop.Settings, ro
 	}
 	r := loop.New(id, session, s, roster, a.Now())
 	a.baseline(proj, r)
-	if err := proj.saveCold(r); err != nil {
+	if _, err := proj.saveCold(r); err != nil {
 		return nil, err
 	}
 	data, err := r.Encode(a.Now())

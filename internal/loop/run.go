@@ -120,8 +120,9 @@ type Run struct {
 	StopBlocks  int                  `json:"stop_blocks"`
 	Announced   bool                 `json:"announced,omitempty"`
 	Tokens      int                  `json:"tokens,omitempty"`
-	Baseline    *scope.Snapshot      `json:"baseline,omitempty"` // the work tree when this read-only phase began
-	Tampered    []string             `json:"tampered,omitempty"` // changes made during read-only phases, in words
+	LedgerRev   int                  `json:"ledger_rev,omitempty"` // the revision whose ledger file holds the cold part
+	Baseline    *scope.Snapshot      `json:"baseline,omitempty"`   // the work tree when this read-only phase began
+	Tampered    []string             `json:"tampered,omitempty"`   // changes made during read-only phases, in words
 	Created     time.Time            `json:"created"`
 	Updated     time.Time            `json:"updated"`
 
@@ -153,7 +154,7 @@ type Brief struct {
 	Title    string `json:"title"`
 }
 
-// LoadCold gives the run its ledger and history (from ledger.json).
+// LoadCold gives the run its ledger and history (from its ledger file).
 func (r *Run) LoadCold(findings []review.Entry, history []Step) {
 	if findings == nil {
 		findings = []review.Entry{}
