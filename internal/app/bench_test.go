@@ -153,7 +153,24 @@ func BenchmarkConcludeReview(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The ledger the state names is replaced by each conclusion.
+	ledgers, _ := filepath.Glob(filepath.Join(runDir, "ledger-*.json"))
+	saved := map[string][]byte{}
+	for _, l := range ledgers {
+		if saved[l], err = os.ReadFile(l); err != nil {
+			b.Fatal(err)
+		}
+	}
 	restore := func() {
+		now, _ := filepath.Glob(filepath.Join(runDir, "ledger-*.json"))
+		for _, l := range now {
+			_ = os.Remove(l)
+		}
+		for l, data := range saved {
+			if err := os.WriteFile(l, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
 		for _, p := range []string{
 			filepath.Join(runDir, "iter-1", coreReviewers[4]+".json"), filepath.Join(runDir, "iter-1", "verdict.json"),
 			filepath.Join(runDir, "report.md"), filepath.Join(runDir, "report.json"), filepath.Join(ws, "analytics.jsonl"),

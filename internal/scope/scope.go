@@ -315,12 +315,9 @@ func writeTree(ctx context.Context, g git, all bool) (string, error) {
 // The file has a unique name, so concurrent callers never share one, and it
 // lives inside the git directory, never in the work tree (TMPDIR may be).
 func withTempIndex(ctx context.Context, g git, seed bool, fn func(tg git) error) error {
-	index, err := g.str(ctx, "rev-parse", "--git-path", "index")
+	index, err := indexPath(ctx, g)
 	if err != nil {
-		return fmt.Errorf("find index: %w", err)
-	}
-	if !filepath.IsAbs(index) {
-		index = filepath.Join(g.dir, index)
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(index), "whetstone-index-*")
 	if err != nil {
@@ -357,6 +354,26 @@ func withTempIndex(ctx context.Context, g git, seed bool, fn func(tg git) error)
 		}
 	}
 	return fn(g.with("GIT_INDEX_FILE=" + name))
+}
+
+// indexPath returns the path of the repository's index. In the plain case
+// (g.dir holds a .git directory, and no GIT_DIR or GIT_INDEX_FILE says
+// otherwise) it is .git/index, found without starting git; anything else
+// (a linked worktree, a submodule, a .git file) asks git.
+func indexPath(ctx context.Context, g git) (string, error) {
+	if os.Getenv("GIT_DIR") == "" && os.Getenv("GIT_INDEX_FILE") == "" && os.Getenv("GIT_WORK_TREE") == "" && len(g.env) == 0 {
+		if fi, err := os.Lstat(filepath.Join(g.dir, ".git")); err == nil && fi.IsDir() {
+			return filepath.Join(g.dir, ".git", "index"), nil
+		}
+	}
+	index, err := g.str(ctx, "rev-parse", "--git-path", "index")
+	if err != nil {
+		return "", fmt.Errorf("find index: %w", err)
+	}
+	if !filepath.IsAbs(index) {
+		index = filepath.Join(g.dir, index)
+	}
+	return index, nil
 }
 
 // pathspecs turns the user's scope words into git pathspecs. A word is a

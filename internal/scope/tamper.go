@@ -287,17 +287,25 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 // worktree snapshots, in a temporary copy of the user's index, first the
 // index as it is and then the work tree under g's directory.
 func worktree(ctx context.Context, g git) (tree, index string, err error) {
-	err = withTempIndex(ctx, g, true, func(tg git) error {
-		// An index with unmerged entries has no tree: then "".
-		index, _ = tg.str(ctx, "write-tree")
-		if _, err := tg.run(ctx, "add", "-A", "--", ".", excludeState); err != nil {
-			return fmt.Errorf("snapshot working tree: %w", err)
-		}
-		var err error
-		if tree, err = tg.str(ctx, "write-tree"); err != nil {
-			return fmt.Errorf("snapshot: %w", err)
-		}
-		return nil
+	// The user's index and the work tree are written as trees from two
+	// copies of the index at once: write-tree updates the copy it reads.
+	err = both(func() error {
+		return withTempIndex(ctx, g, true, func(tg git) error {
+			if _, err := tg.run(ctx, "add", "-A", "--", ".", excludeState); err != nil {
+				return fmt.Errorf("snapshot working tree: %w", err)
+			}
+			var err error
+			if tree, err = tg.str(ctx, "write-tree"); err != nil {
+				return fmt.Errorf("snapshot: %w", err)
+			}
+			return nil
+		})
+	}, func() error {
+		return withTempIndex(ctx, g, true, func(tg git) error {
+			// An index with unmerged entries has no tree: then "".
+			index, _ = tg.str(ctx, "write-tree")
+			return nil
+		})
 	})
 	return tree, index, err
 }
