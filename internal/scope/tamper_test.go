@@ -655,3 +655,49 @@ func TestTamperRacyEdit(t *testing.T) {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
 }
+
+// TestIndexPath: the plain repository's index is found without git, and a
+// linked worktree's (its .git is a file) is the one git names; a snapshot
+// taken in the worktree sees a change staged there.
+func TestIndexPath(t *testing.T) {
+	r := newRepo(t)
+	r.write("a.txt", "a\n")
+	r.commit("base")
+	wt := filepath.Join(t.TempDir(), "wt")
+	r.git("worktree", "add", "-q", "-b", "side", wt)
+	ctx := context.Background()
+	for _, dir := range []string{r.dir, wt} {
+		got, err := indexPath(ctx, git{dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSpace(mustGit(t, dir, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+		if got != want {
+			t.Errorf("index of %s: %s, want %s", dir, got, want)
+		}
+	}
+	before, err := Take(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, "a.txt"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, wt, "add", "a.txt")
+	changes, err := before.Changes(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) == 0 {
+		t.Fatal("a change staged in the worktree was not seen")
+	}
+}
+
+func mustGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
