@@ -196,6 +196,13 @@ func FuzzValidateFix(f *testing.F) {
 			}
 			return
 		}
+		var direct review.FixReport
+		if err := json.Unmarshal(raw, &direct); err != nil {
+			t.Fatalf("accepted report does not decode: %v", err)
+		}
+		if diff := cmp.Diff(direct, r, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("one-pass report differs from the decoded one (-decoded +built):\n%s", diff)
+		}
 		ids := map[string]bool{}
 		for _, res := range r.Results {
 			if ids[res.ID] {
@@ -276,6 +283,13 @@ func FuzzValidateValidation(f *testing.F) {
 				}
 			}
 			return
+		}
+		var direct review.ValidationReport
+		if err := json.Unmarshal(raw, &direct); err != nil {
+			t.Fatalf("accepted report does not decode: %v", err)
+		}
+		if diff := cmp.Diff(direct, r, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("one-pass report differs from the decoded one (-decoded +built):\n%s", diff)
 		}
 		for _, c := range r.Results {
 			if exp.Known != nil && !exp.Known[c.ID] {

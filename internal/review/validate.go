@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,6 +111,9 @@ func decode(raw []byte) (map[string]any, Problems) {
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, Problems{{"$", "invalid JSON: " + err.Error()}}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, Problems{{"$", "has more after the JSON object; a report is one JSON object"}}
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -399,7 +403,8 @@ func outside(root, file string) string {
 	return ""
 }
 
-// ValidateFix checks a fixer report against spec §4.
+// ValidateFix checks a fixer report against spec §4. The report is built
+// from the checked value: the JSON is decoded once.
 func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 	obj, ps := decode(raw)
 	if ps != nil {
@@ -409,6 +414,7 @@ func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 	var c checker
 	c.exact(obj, "$", "schema", "results")
 	c.schema(obj, SchemaFix)
+	r := FixReport{Schema: SchemaFix, Results: []FixResult{}}
 	seen := map[string]bool{}
 	for i, v := range c.array(obj, "$", "results", true) {
 		p := fmt.Sprintf("$.results[%d]", i)
@@ -422,8 +428,8 @@ func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 			c.add(p+".id", "%s has more than one result", id)
 		}
 		seen[id] = true
-		c.enum(o, p, "status", "fixed", "not_fixed", "disputed", "deferred")
-		c.text(o, p, "note", false, MaxTextLen, true)
+		res := FixResult{ID: id, Status: c.enum(o, p, "status", "fixed", "not_fixed", "disputed", "deferred")}
+		res.Note = c.text(o, p, "note", false, MaxTextLen, true)
 		files := c.array(o, p, "files", false)
 		if len(files) > MaxFilesPerFix {
 			c.add(p+".files", "lists %d files; the limit is %d", len(files), MaxFilesPerFix)
@@ -438,15 +444,13 @@ func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 			} else if msg := c.outsideOnce(exp.Root, s); msg != "" {
 				c.add(fp, "%s", msg)
 			}
+			res.Files = append(res.Files, s)
 		}
+		r.Results = append(r.Results, res)
 	}
 	c.missing(exp.Required, seen)
 	if c.ps != nil {
 		return FixReport{}, c.ps
-	}
-	var r FixReport
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return FixReport{}, Problems{{"$", err.Error()}}
 	}
 	return r, nil
 }
@@ -459,7 +463,8 @@ func (c *checker) missing(required []string, seen map[string]bool) {
 	}
 }
 
-// ValidateValidation checks a validator report (docs/design.md).
+// ValidateValidation checks a validator report (docs/design.md), decoding
+// it once.
 func ValidateValidation(raw []byte, exp Expect) (ValidationReport, Problems) {
 	obj, ps := decode(raw)
 	if ps != nil {
@@ -468,23 +473,22 @@ func ValidateValidation(raw []byte, exp Expect) (ValidationReport, Problems) {
 	var c checker
 	c.exact(obj, "$", "schema", "results")
 	c.schema(obj, SchemaValidation)
+	r := ValidationReport{Schema: SchemaValidation, Results: []Check{}}
 	seen := map[string]bool{}
 	for i, v := range c.array(obj, "$", "results", true) {
 		p := fmt.Sprintf("$.results[%d]", i)
 		if o := c.object(v, p); o != nil {
 			c.exact(o, p, "id", "status", "note")
-			seen[c.id(o, p, exp)] = true
-			c.enum(o, p, "status", "confirmed", "disproved", "uncertain")
-			c.text(o, p, "note", false, MaxTextLen, true)
+			check := Check{ID: c.id(o, p, exp)}
+			seen[check.ID] = true
+			check.Status = c.enum(o, p, "status", "confirmed", "disproved", "uncertain")
+			check.Note = c.text(o, p, "note", false, MaxTextLen, true)
+			r.Results = append(r.Results, check)
 		}
 	}
 	c.missing(exp.Required, seen)
 	if c.ps != nil {
 		return ValidationReport{}, c.ps
-	}
-	var r ValidationReport
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return ValidationReport{}, Problems{{"$", err.Error()}}
 	}
 	return r, nil
 }
