@@ -455,10 +455,7 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 	e := &loop.Event{Now: now}
 	switch r.Phase {
 	case loop.Review:
-		statuses := map[string]string{}
-		for _, n := range r.Expected {
-			statuses[n] = r.Agents[n].Status
-		}
+		trace := traceRound(r)
 		reports, err := a.readReports(proj, r, last)
 		if errors.Is(err, state.ErrTampered) {
 			r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("a stored report changed outside whetstone (%v)", err)})
@@ -469,10 +466,10 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 		}
 		e.Kind, e.Reports, e.Diff = loop.ReviewDone, reports, roundDiff(proj.runDir(r.ID), iteration, a.Log)
 		rule := r.Apply(e)
-		if err := a.writeVerdict(dir, r, iteration, statuses, e, rule, tampered); err != nil {
+		if err := a.writeVerdict(dir, r, iteration, trace.statuses, e, rule, tampered); err != nil {
 			return err
 		}
-		a.analytics(proj, r, iteration, e.Round, rule, now)
+		a.audit(proj, r, trace, e, rule, now)
 	case loop.Validate:
 		e.Kind = loop.ValidationDone
 		if last != nil {
