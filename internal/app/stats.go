@@ -31,12 +31,12 @@ type Stats struct {
 	Findings    int             `json:"findings"`
 	BySeverity  Severities      `json:"by_severity"`
 	Reviewers   []ReviewerStats `json:"reviewers"`
-	FixRate     Rate            `json:"fix_rate"`          // blocking findings resolved
-	ReopenRate  Rate            `json:"reopen_rate"`       // resolved findings that came back
-	Disproved   Rate            `json:"disproved_rate"`    // findings the validator disproved
+	FixRate     Rate            `json:"fix_rate"`           // blocking findings resolved
+	ReopenRate  Rate            `json:"reopen_rate"`        // resolved findings that came back
+	Disproved   Rate            `json:"disproved_rate"`     // findings the validator disproved
 	PreExisting Rate            `json:"pre_existing_share"` // findings outside the change
-	Time        Spread          `json:"seconds"`           // finished runs, creation to end
-	Tokens      Spread          `json:"tokens"`            // finished runs with counted tokens
+	Time        Spread          `json:"seconds"`            // finished runs, creation to end
+	Tokens      Spread          `json:"tokens"`             // finished runs with counted tokens
 }
 
 // Converge is how many review rounds the runs that converged (DONE) took.

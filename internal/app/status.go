@@ -20,6 +20,8 @@ type Status struct {
 	Schema        string        `json:"schema"`
 	Run           string        `json:"run_id"`
 	Session       string        `json:"session_id"`
+	Revision      int           `json:"revision"`    // state.json's revision: it grows with every change
+	StopBlocks    int           `json:"stop_blocks"` // consecutive Stop hooks blocked to remind the orchestrator
 	Active        bool          `json:"active"`
 	Phase         loop.Phase    `json:"phase"`
 	Iteration     int           `json:"iteration"`
@@ -42,8 +44,6 @@ type Status struct {
 	Tokens        int           `json:"tokens"`
 	BudgetMinutes int           `json:"budget_minutes,omitempty"`
 	BudgetTokens  int           `json:"budget_tokens,omitempty"`
-	StopBlocks    int           `json:"stop_blocks"`
-	Revision      int           `json:"revision"`
 	Report        string        `json:"report,omitempty"`
 }
 

@@ -43,7 +43,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Reader:          stdin,
 		Writer:          stdout,
 		ErrWriter:       stderr,
-		HideHelpCommand: true, // "help" is ours: urfave's exits 3 on an unknown topic
+		HideHelpCommand: true,                            // "help" is ours: urfave's exits 3 on an unknown topic
 		ExitErrHandler:  func(*urfave.Context, error) {}, // exit codes are mapped below, not by urfave
 		Action: func(c *urfave.Context) error {
 			if c.NArg() == 0 {
@@ -226,7 +226,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				Name:      "report",
 				Usage:     "print the latest run's report",
 				UsageText: "whetstone report [--format md|json] [--run ID]",
-				Flags: []urfave.Flag{&urfave.StringFlag{Name: "format", Value: "md", Usage: "md or json"}, runFlag},
+				Flags:     []urfave.Flag{&urfave.StringFlag{Name: "format", Value: "md", Usage: "md or json"}, runFlag},
 				Action: func(c *urfave.Context) error {
 					proj, r, err := pickRun(a, c.String("run"), false)
 					if err != nil {

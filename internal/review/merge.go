@@ -40,7 +40,7 @@ type Entry struct {
 	PreExisting bool     `json:"pre_existing,omitempty"`
 	First       int      `json:"first_iteration"`
 	Last        int      `json:"last_iteration"`
-	Claim       string   `json:"claim,omitempty"` // the fixer's latest status for it
+	Claim       string   `json:"claim,omitempty"`   // the fixer's latest status for it
 	Reopens     int      `json:"reopens,omitempty"` // times it came back after it was resolved
 }
 
