@@ -327,10 +327,10 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload, body []byte)
 		return nil, err
 	}
 	rep, problems := parseReport(proj, snap, name, p.LastMessage)
-	tokens := 0
-	if snap.Settings.BudgetTokens > 0 {
-		tokens = transcriptTokens(p.TranscriptPath, a.Log)
-	}
+	// Tokens are counted for every run (status, the summary and stats show
+	// them), not only under a token budget: one streamed read of the
+	// agent's transcript when it stops.
+	tokens := transcriptTokens(p.TranscriptPath, a.Log)
 	var resp *hook.Response
 	_, err = a.Update(proj, id, func(r *loop.Run) error {
 		if r.Phase != snap.Phase || r.Iteration != snap.Iteration || !r.Owns(name, p.AgentID) {

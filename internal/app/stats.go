@@ -263,8 +263,10 @@ func (s Stats) Text(colour bool) string {
 		}
 		chart(&b, rows)
 	}
-	fmt.Fprintf(&b, "\nFindings: %d", s.Findings)
-	if s.Findings > 0 {
+	if s.Findings == 0 {
+		b.WriteString("\nFindings: none\n")
+	} else {
+		fmt.Fprintf(&b, "\nFindings: %d", s.Findings)
 		sv := s.BySeverity
 		fmt.Fprintf(&b, " (%d critical, %d high, %d medium, %d low, %d info)\n", sv.Critical, sv.High, sv.Medium, sv.Low, sv.Info)
 		width := len("reviewer")
@@ -278,23 +280,21 @@ func (s Stats) Text(colour bool) string {
 		}
 		b.WriteString("\nRates\n")
 		for _, x := range []struct {
-			name string
-			r    Rate
-			of   string
+			name     string
+			r        Rate
+			of, tail string
 		}{
-			{"fixed", s.FixRate, "blocking findings"},
-			{"reopened", s.ReopenRate, "findings resolved at least once"},
-			{"disproved", s.Disproved, "findings"},
-			{"pre-existing", s.PreExisting, "findings"},
+			{"fixed", s.FixRate, "blocking finding", ""},
+			{"reopened", s.ReopenRate, "finding", " resolved at least once"},
+			{"disproved", s.Disproved, "finding", ""},
+			{"pre-existing", s.PreExisting, "finding", ""},
 		} {
 			pct := "   -"
 			if x.r.Rate != nil {
 				pct = fmt.Sprintf("%3.0f%%", *x.r.Rate*100)
 			}
-			fmt.Fprintf(&b, "  %-12s  %s  (%d of %d %s)\n", x.name, pct, x.r.Count, x.r.Of, x.of)
+			fmt.Fprintf(&b, "  %-12s  %s  (%d of %s%s)\n", x.name, pct, x.r.Count, plural(x.r.Of, x.of), x.tail)
 		}
-	} else {
-		b.WriteString("\n")
 	}
 	if t := s.Time; t.Runs > 0 {
 		fmt.Fprintf(&b, "\nTime: %s in total; median %s, longest %s per finished run\n",
