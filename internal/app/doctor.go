@@ -61,7 +61,7 @@ func Healthy(checks []Check) bool {
 func DoctorText(checks []Check, colour bool) string {
 	p := painter(colour)
 	var b strings.Builder
-	fmt.Fprintf(&b, "whetstone doctor (whetstone %s, %s/%s)\n", whetstone.Version, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "whetstone doctor (whetstone %s)\n", whetstone.Version)
 	fails, warns := 0, 0
 	for _, c := range checks {
 		level := fmt.Sprintf("%-4s", c.Level)
@@ -190,17 +190,21 @@ func pluginCheck(root string) Check {
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("hooks/hooks.json: %v", err))
 	} else {
-		for event, sub := range map[string]string{"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
-			"PreToolUse": "pre-tool-use", "SubagentStart": "subagent-start", "SubagentStop": "subagent-stop", "Stop": "stop"} {
+		var unhooked []string
+		for _, ev := range []struct{ event, sub string }{{"SessionStart", "session-start"}, {"UserPromptSubmit", "user-prompt-submit"},
+			{"PreToolUse", "pre-tool-use"}, {"SubagentStart", "subagent-start"}, {"SubagentStop", "subagent-stop"}, {"Stop", "stop"}} {
 			found := false
-			for _, m := range hooks.Hooks[event] {
+			for _, m := range hooks.Hooks[ev.event] {
 				for _, h := range m.Hooks {
-					found = found || strings.Contains(h.Command, "scripts/whetstone\" hook "+sub)
+					found = found || strings.Contains(h.Command, "scripts/whetstone\" hook "+ev.sub)
 				}
 			}
 			if !found {
-				problems = append(problems, fmt.Sprintf("hooks/hooks.json runs no `whetstone hook %s` on %s", sub, event))
+				unhooked = append(unhooked, ev.event)
 			}
+		}
+		if len(unhooked) > 0 {
+			problems = append(problems, "hooks/hooks.json does not run whetstone on "+strings.Join(unhooked, ", "))
 		}
 	}
 	files := []string{"scripts/whetstone", "commands/review.md", "agents/fixer.md", "agents/validator.md"}
@@ -216,9 +220,8 @@ func pluginCheck(root string) Check {
 		}
 	}
 	if len(missing) > 0 {
-		problems = append(problems, "missing: "+strings.Join(missing, ", "))
+		problems = append(problems, "missing "+strings.Join(missing, ", "))
 	}
-	slices.Sort(problems)
 	if len(problems) > 0 {
 		c.Level, c.Detail, c.Fix = Fail, strings.Join(problems, "; "), reinstall
 		return c

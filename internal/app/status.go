@@ -128,9 +128,9 @@ func (s Status) Text(colour bool) string {
 			width = max(width, len(a.Name))
 		}
 		for i, a := range s.Agents {
-			label := "          "
+			label := "            "
 			if i == 0 {
-				label = "  agents: "
+				label = "  agents:   "
 			}
 			st := a.Status
 			switch st {

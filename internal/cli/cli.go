@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -64,7 +65,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 						if c.App.Command(c.Args().First()) == nil {
 							return usageErr("help: unknown command %q", c.Args().First())
 						}
-						return urfave.ShowCommandHelp(c, c.Args().First())
+						return urfave.ShowCommandHelp(c.Lineage()[1], c.Args().First())
 					}
 					return usageErr("help: want at most one command")
 				},
@@ -306,7 +307,14 @@ func usageErr(format string, a ...any) error {
 }
 
 // flagError turns urfave's flag errors into usage errors.
-func flagError(_ *urfave.Context, err error, _ bool) error {
+func flagError(c *urfave.Context, err error, isCommand bool) error {
+	if errors.Is(err, flag.ErrHelp) {
+		// -h and --help: the help asked for, on stdout.
+		if isCommand && len(c.Lineage()) > 1 {
+			return urfave.ShowCommandHelp(c.Lineage()[1], c.Command.Name)
+		}
+		return urfave.ShowAppHelp(c)
+	}
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		msg = "unknown flag --" + strings.TrimPrefix(name, "-")
