@@ -275,12 +275,19 @@ func analyticsFull(path string) (bool, error) {
 	if info.Size() > maxAnalytics {
 		return true, nil
 	}
-	data := make([]byte, info.Size())
-	n, err := io.ReadFull(f, data)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return false, err
+	// Counted in a small buffer: a file of 1000 records is ~500 KiB.
+	buf := make([]byte, 32<<10)
+	lines := 0
+	for r := io.LimitReader(f, maxAnalytics); ; {
+		n, err := r.Read(buf)
+		lines += bytes.Count(buf[:n], []byte{'\n'})
+		if errors.Is(err, io.EOF) {
+			return lines >= maxAnalyticsLines, nil
+		}
+		if err != nil {
+			return false, err
+		}
 	}
-	return bytes.Count(data[:n], []byte{'\n'}) >= maxAnalyticsLines, nil
 }
 
 // archiveAnalytics moves analytics.jsonl to
