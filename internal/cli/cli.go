@@ -331,7 +331,8 @@ func noArgs(c *urfave.Context) error {
 }
 
 // colour reports whether w may be written with ANSI colours: only a
-// terminal, never with NO_COLOR set (https://no-color.org) or TERM=dumb.
+// terminal (a character device other than the null device), never with
+// NO_COLOR set (https://no-color.org) or TERM=dumb.
 func colour(w io.Writer) bool {
 	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return false
@@ -341,7 +342,11 @@ func colour(w io.Writer) bool {
 		return false
 	}
 	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	if err != nil || info.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(info, null)
 }
 
 // marshalIndent prints a status or stats object as indented JSON.
