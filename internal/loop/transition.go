@@ -127,7 +127,7 @@ func stop(reason string) func(*Run, *Event, outcome) {
 	return func(r *Run, e *Event, _ outcome) {
 		detail := e.Detail
 		if reason == Budget && detail == "" {
-			detail = fmt.Sprintf("the time budget of %d minutes ran out", r.Settings.BudgetMinutes)
+			detail = fmt.Sprintf("the time budget of %s ran out", plural(r.Settings.BudgetMinutes, "minute", "minutes"))
 		}
 		r.Stop(reason, detail, e.Now)
 	}
