@@ -33,6 +33,11 @@ type exitError struct {
 
 func (e exitError) Error() string { return e.err.Error() }
 
+func init() {
+	// --version prints what `whetstone version` prints.
+	urfave.VersionPrinter = func(c *urfave.Context) { fmt.Fprintln(c.App.Writer, "whetstone", c.App.Version) }
+}
+
 // Run runs the whetstone command line and returns the process exit code.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := newApp(stderr)
