@@ -265,7 +265,7 @@ func clientChecks() []Check {
 	found := 0
 	for _, t := range []struct{ name, install string }{
 		{"claude", "install Claude Code: npm install -g @anthropic-ai/claude-code"},
-		{"opencode", "install OpenCode (npm install -g opencode-ai), then `whetstone install opencode`"},
+		{"opencode", "install OpenCode: npm install -g opencode-ai"},
 	} {
 		c := Check{Name: t.name, Level: OK}
 		out, path, err := version(t.name, "--version")
