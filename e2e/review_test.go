@@ -209,6 +209,17 @@ func TestTwoIterationsForeground(t *testing.T) {
 	wantParallelReviewers(t, s)
 	wantBackgrounded(t, st, false)
 	wantSummary(t, st, "DONE")
+	wantSummary(t, st, "Report: .whetstone/runs/"+run.ID+"/report.md")
+	// The audit trail: a rounds.md section and an analytics record per round.
+	rounds := r.read(runFile(run, "rounds.md"))
+	for _, want := range []string{"## Round 1 · iteration 1", "- Reviewers: critic (reported", "## Round 2 · iteration 2", "- Consecutive clean passes: 1"} {
+		if !strings.Contains(rounds, want) {
+			t.Errorf("rounds.md lacks %q:\n%s", want, rounds)
+		}
+	}
+	if n := strings.Count(r.read(".whetstone/analytics.jsonl"), `"run_id":"`+run.ID+`"`); n != 2 {
+		t.Errorf("analytics.jsonl has %d records of run %s, want 2", n, run.ID)
+	}
 }
 
 // TestReviewersSeeTheChange: what the agents receive is right. Two

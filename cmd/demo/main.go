@@ -247,7 +247,7 @@ func (d *demo) conclude(out io.Writer) error {
 	}
 	report := filepath.Join(filepath.Dir(states[0]), "report.md")
 	fmt.Fprintln(out)
-	fmt.Fprintf(out, "verdict  %s (run %s, %s after %d iteration(s))\n", st.Verdict, st.ID, strings.ToUpper(st.Phase), st.Iteration)
+	fmt.Fprintf(out, "verdict  %s (run %s, %s after %s)\n", st.Verdict, st.ID, strings.ToUpper(st.Phase), plural(st.Iteration, "iteration"))
 	fmt.Fprintf(out, "report   %s\n", report)
 	fmt.Fprintf(out, "diff     git -C %s diff\n", d.project)
 	if st.Phase != "done" {
@@ -439,7 +439,7 @@ func (p *progress) finished(call agentCall, toolUseID, status string) {
 			}
 		}
 		edits := p.edits[toolUseID]
-		p.printf("  fixer: fixed %s (%d edit(s): %s)", strings.Join(fixed, " "), len(edits), strings.Join(unique(edits), ", "))
+		p.printf("  fixer: fixed %s (%s: %s)", strings.Join(fixed, " "), plural(len(edits), "edit"), strings.Join(unique(edits), ", "))
 	case "validator":
 		p.printf("  validator: %s", status)
 	default:
@@ -457,7 +457,7 @@ func (p *progress) finished(call agentCall, toolUseID, status string) {
 		line := fmt.Sprintf("  %s: clean", call.name)
 		if n := len(rep.Findings); n > 0 {
 			f := rep.Findings[0]
-			line = fmt.Sprintf("  %s: %d finding(s) — [%s] %s:%d %s", call.name, n, f.Severity, f.File, f.Line, f.Title)
+			line = fmt.Sprintf("  %s: %s — [%s] %s:%d %s", call.name, plural(n, "finding"), f.Severity, f.File, f.Line, f.Title)
 		}
 		if len(rep.FixChecks) > 0 {
 			var checks []string
@@ -493,7 +493,7 @@ func (p *progress) verdict(iteration int) {
 		return
 	}
 	sort.Strings(v.Blocking)
-	p.printf("iteration %d: %d blocking finding(s) %s → %s", iteration, len(v.Blocking), strings.Join(v.Blocking, " "), v.Next)
+	p.printf("iteration %d: %s %s → %s", iteration, plural(len(v.Blocking), "blocking finding"), strings.Join(v.Blocking, " "), v.Next)
 }
 
 func unique(list []string) []string {
@@ -532,4 +532,12 @@ func hookContext(stdout string) string {
 		return resp.Specific.Context
 	}
 	return strings.TrimSpace(stdout)
+}
+
+// plural is "1 finding" or "2 findings".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

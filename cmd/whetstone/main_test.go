@@ -11,6 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tidwall/sjson"
+	"github.com/whetstone-dev/whetstone"
 	"github.com/whetstone-dev/whetstone/internal/cli"
 )
 
@@ -28,6 +29,10 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "../../testdata/script",
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
@@ -37,6 +42,8 @@ func TestScripts(t *testing.T) {
 			// Each script has its own key, outside the project.
 			env.Setenv("WHETSTONE_STATE_DIR", filepath.Join(env.WorkDir, "..", "state-"+filepath.Base(env.WorkDir)))
 			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("REPO", repo) // the plugin itself, for doctor
+			env.Setenv("VERSION", whetstone.Version)
 			env.Setenv("GIT_AUTHOR_NAME", "t")
 			env.Setenv("GIT_AUTHOR_EMAIL", "t@example.org")
 			env.Setenv("GIT_COMMITTER_NAME", "t")
@@ -54,6 +61,7 @@ func TestScripts(t *testing.T) {
 			"payload":   cmdPayload,
 			"exitcode":  cmdExitcode,
 			"cmpsealed": cmdCmpSealed,
+			"pathonly":  cmdPathOnly,
 		},
 	})
 }
@@ -128,4 +136,30 @@ func cmdCmpSealed(ts *testscript.TestScript, neg bool, args []string) {
 	if want := ts.ReadFile(args[1]); strings.TrimSpace(got) != strings.TrimSpace(want) {
 		ts.Fatalf("%s without its seal differs from %s:\n%s\nwant:\n%s", args[0], args[1], got, want)
 	}
+}
+
+// cmdPathOnly sets PATH to the given directories and the one testscript
+// put the whetstone command in, so what a command finds on PATH (doctor's
+// claude, git, go, bwrap) does not depend on this machine.
+//
+//	pathonly DIR...
+func cmdPathOnly(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: pathonly DIR...")
+	}
+	var self string
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "whetstone")); err == nil {
+			self = dir
+			break
+		}
+	}
+	if self == "" {
+		ts.Fatalf("pathonly: whetstone is not on PATH")
+	}
+	dirs := make([]string, 0, len(args)+1)
+	for _, d := range args {
+		dirs = append(dirs, ts.MkAbs(d))
+	}
+	ts.Setenv("PATH", strings.Join(append(dirs, self), string(filepath.ListSeparator)))
 }

@@ -422,7 +422,7 @@ func (a *App) Abort(p Project, id string) (*loop.Run, error) {
 		if !r.Active() {
 			return fmt.Errorf("run %s is already finished", id)
 		}
-		r.Apply(&loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "aborted from the command line"})
+		r.Apply(&loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "from the command line"})
 		return a.finish(p, r)
 	})
 	if errors.Is(err, state.ErrTampered) {

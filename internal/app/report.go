@@ -2,18 +2,13 @@ package app
 
 import (
 	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
-	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
@@ -56,87 +51,6 @@ func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[
 		v.Findings = []review.Merged{}
 	}
 	return writeFile(filepath.Join(dir, "verdict.json"), marshal(v))
-}
-
-// maxAnalytics is the size past which analytics.jsonl is moved to
-// .whetstone/archive/ and started afresh: a hook only ever stats it.
-const maxAnalytics = 1 << 20
-
-// maxAnalyticsRecord bounds one record, written with one Write: appends
-// that small from concurrent hooks do not interleave.
-const maxAnalyticsRecord = 4 << 10
-
-// analytics appends one record per review round. It never fails the hook:
-// losing a statistics line must not stop a review. It never reads the file,
-// never follows a symlink out of .whetstone/ and never blocks on a FIFO or
-// a device put where the file should be.
-func (a *App) analytics(proj Project, r *loop.Run, iteration int, round []review.Merged, rule string, now time.Time) {
-	blocking := 0
-	for _, m := range round {
-		if m.Blocking {
-			blocking++
-		}
-	}
-	line, err := json.Marshal(map[string]any{
-		"at": now.UTC().Format(time.RFC3339), "run_id": r.ID, "iteration": iteration, "depth": r.Settings.Depth,
-		"reviewers": len(r.Roster), "findings": len(round), "blocking": blocking, "decision": rule, "phase": r.Phase,
-	})
-	if err != nil || len(line) >= maxAnalyticsRecord {
-		fmt.Fprintf(a.Log, "analytics: record not written (%d bytes, %v)\n", len(line), err)
-		return
-	}
-	path := proj.dir("analytics.jsonl")
-	if err := safeio.NoSymlinks(proj.Root, filepath.Dir(path)); err != nil {
-		fmt.Fprintf(a.Log, "analytics: %v\n", err)
-		return
-	}
-	if info, err := os.Lstat(path); err == nil && info.Mode().IsRegular() && info.Size() >= maxAnalytics {
-		a.archiveAnalytics(proj, path, now)
-	}
-	f, err := safeio.OpenAppend(path)
-	if err != nil {
-		fmt.Fprintf(a.Log, "analytics: %v\n", err)
-		return
-	}
-	defer f.Close()
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		fmt.Fprintf(a.Log, "analytics: %v\n", err)
-	}
-}
-
-// archiveAnalytics moves a full analytics.jsonl to
-// .whetstone/archive/analytics-<UTC time>.jsonl, never over an earlier
-// archive. Two hooks may both find the file full: the second finds it gone,
-// or archives the few lines written since, which is harmless.
-func (a *App) archiveAnalytics(proj Project, path string, now time.Time) {
-	dir := proj.dir("archive")
-	if err := safeio.NoSymlinks(proj.Root, dir); err != nil {
-		fmt.Fprintf(a.Log, "analytics: %v\n", err)
-		return
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(a.Log, "analytics: %v\n", err)
-		return
-	}
-	if err := safeio.NoSymlinks(proj.Root, dir); err != nil {
-		fmt.Fprintf(a.Log, "analytics: %v\n", err)
-		return
-	}
-	stamp := now.UTC().Format("20060102T150405Z")
-	for i := range 100 {
-		name := "analytics-" + stamp + ".jsonl"
-		if i > 0 {
-			name = fmt.Sprintf("analytics-%s-%d.jsonl", stamp, i)
-		}
-		dst := filepath.Join(dir, name)
-		if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err := os.Rename(path, dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(a.Log, "analytics: archive: %v\n", err)
-		}
-		return
-	}
 }
 
 // finish writes a finished run's report.md and report.json.

@@ -327,10 +327,10 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload, body []byte)
 		return nil, err
 	}
 	rep, problems := parseReport(proj, snap, name, p.LastMessage)
-	tokens := 0
-	if snap.Settings.BudgetTokens > 0 {
-		tokens = transcriptTokens(p.TranscriptPath, a.Log)
-	}
+	// Tokens are counted for every run (status, the summary and stats show
+	// them), not only under a token budget: one streamed read of the
+	// agent's transcript when it stops.
+	tokens := transcriptTokens(p.TranscriptPath, a.Log)
 	var resp *hook.Response
 	_, err = a.Update(proj, id, func(r *loop.Run) error {
 		if r.Phase != snap.Phase || r.Iteration != snap.Iteration || !r.Owns(name, p.AgentID) {
@@ -455,10 +455,7 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 	e := &loop.Event{Now: now}
 	switch r.Phase {
 	case loop.Review:
-		statuses := map[string]string{}
-		for _, n := range r.Expected {
-			statuses[n] = r.Agents[n].Status
-		}
+		trace := traceRound(r)
 		reports, err := a.readReports(proj, r, last)
 		if errors.Is(err, state.ErrTampered) {
 			r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("a stored report changed outside whetstone (%v)", err)})
@@ -469,10 +466,10 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 		}
 		e.Kind, e.Reports, e.Diff = loop.ReviewDone, reports, roundDiff(proj.runDir(r.ID), iteration, a.Log)
 		rule := r.Apply(e)
-		if err := a.writeVerdict(dir, r, iteration, statuses, e, rule, tampered); err != nil {
+		if err := a.writeVerdict(dir, r, iteration, trace.statuses, e, rule, tampered); err != nil {
 			return err
 		}
-		a.analytics(proj, r, iteration, e.Round, rule, now)
+		a.audit(proj, r, trace, e, rule, now)
 	case loop.Validate:
 		e.Kind = loop.ValidationDone
 		if last != nil {

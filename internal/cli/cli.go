@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,27 +33,56 @@ type exitError struct {
 
 func (e exitError) Error() string { return e.err.Error() }
 
+func init() {
+	// --version prints what `whetstone version` prints.
+	urfave.VersionPrinter = func(c *urfave.Context) { fmt.Fprintln(c.App.Writer, "whetstone", c.App.Version) }
+}
+
 // Run runs the whetstone command line and returns the process exit code.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := newApp(stderr)
 	cmd := &urfave.App{
 		Name:            "whetstone",
 		Usage:           "a convergent multi-agent review→fix loop for Claude Code",
+		UsageText:       "whetstone <command> [flags] [args]",
 		Version:         whetstone.Version,
 		Reader:          stdin,
 		Writer:          stdout,
 		ErrWriter:       stderr,
-		HideHelpCommand: true,
+		HideHelpCommand: true,                            // "help" is ours: urfave's exits 3 on an unknown topic
 		ExitErrHandler:  func(*urfave.Context, error) {}, // exit codes are mapped below, not by urfave
+		Action: func(c *urfave.Context) error {
+			if c.NArg() == 0 {
+				return usageErr("no command given")
+			}
+			return usageErr("unknown command %q", c.Args().First())
+		},
 		Commands: []*urfave.Command{
+			{
+				Name:      "help",
+				Usage:     "show the commands, or one command's usage and flags",
+				UsageText: "whetstone help [command]",
+				Action: func(c *urfave.Context) error {
+					switch c.NArg() {
+					case 0:
+						return urfave.ShowAppHelp(c)
+					case 1:
+						if c.App.Command(c.Args().First()) == nil {
+							return usageErr("help: unknown command %q", c.Args().First())
+						}
+						return urfave.ShowCommandHelp(c.Lineage()[1], c.Args().First())
+					}
+					return usageErr("help: want at most one command")
+				},
+			},
 			{
 				Name:      "hook",
 				Usage:     "answer a Claude Code hook event (stdin: the payload; stdout: the answer)",
-				ArgsUsage: "session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|stop",
+				UsageText: "whetstone hook session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|stop",
 				Action: func(c *urfave.Context) error {
 					event := c.Args().First()
 					if _, ok := app.Events[event]; !ok || c.NArg() != 1 {
-						return exitError{2, fmt.Errorf("hook: want one event of session-start, user-prompt-submit, pre-tool-use, subagent-start, subagent-stop, stop (got %q)", strings.Join(c.Args().Slice(), " "))}
+						return usageErr("hook: want one event of session-start, user-prompt-submit, pre-tool-use, subagent-start, subagent-stop, stop (got %q)", strings.Join(c.Args().Slice(), " "))
 					}
 					p, err := hook.Read(stdin)
 					if err != nil && event == "pre-tool-use" {
@@ -82,38 +112,108 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				},
 			},
 			{
-				Name:  "status",
-				Usage: "show the latest run (or --run ID)",
-				Flags: []urfave.Flag{&urfave.BoolFlag{Name: "json", Usage: "print state.json"}, runFlag},
+				Name:      "status",
+				Usage:     "show the latest run (or --run ID): phase, iteration, agents, open findings, time, tokens",
+				UsageText: "whetstone status [--json] [--run ID]",
+				Flags:     []urfave.Flag{&urfave.BoolFlag{Name: "json", Usage: "print the status object (docs/cli.md)"}, runFlag},
 				Action: func(c *urfave.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					_, r, err := pickRun(a, c.String("run"), false)
 					if err != nil {
 						return err
 					}
+					st := app.StatusOf(r, a.Now())
 					if c.Bool("json") {
-						_, err := stdout.Write(marshalRun(r))
+						_, err := stdout.Write(marshalIndent(st))
 						return err
 					}
-					fmt.Fprintln(stdout, status(r))
-					return nil
+					_, err = io.WriteString(stdout, st.Text(colour(stdout)))
+					return err
+				},
+			},
+			{
+				Name:      "stats",
+				Usage:     "summarise every run of the project: verdicts, rounds, findings, rates, time, tokens",
+				UsageText: "whetstone stats [--json] [--since DATE]",
+				Flags: []urfave.Flag{&urfave.BoolFlag{Name: "json", Usage: "print the stats object (docs/cli.md)"},
+					&urfave.StringFlag{Name: "since", Usage: "only runs created on or after DATE (2026-11-01, or RFC 3339)"}},
+				Action: func(c *urfave.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
+					var since time.Time
+					if v := c.String("since"); v != "" {
+						t, err := app.ParseSince(v, a.Now())
+						if err != nil {
+							return usageErr("--since: %v", err)
+						}
+						since = t
+					}
+					wd, err := os.Getwd()
+					if err != nil {
+						return err
+					}
+					proj, err := a.Open(wd)
+					if err != nil {
+						return err
+					}
+					st, unreadable, err := a.Stats(proj, since)
+					if err != nil {
+						return err
+					}
+					for _, u := range unreadable {
+						fmt.Fprintf(stderr, "whetstone: %v\n", u)
+					}
+					if c.Bool("json") {
+						_, err := stdout.Write(marshalIndent(st))
+						return err
+					}
+					_, err = io.WriteString(stdout, st.Text(colour(stdout)))
+					return err
+				},
+			},
+			{
+				Name:      "doctor",
+				Usage:     "check the installation: versions, plugin, clients, sandbox, .whetstone/ and git; says how to fix each problem",
+				UsageText: "whetstone doctor",
+				Action: func(c *urfave.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
+					wd, err := os.Getwd()
+					if err != nil {
+						return err
+					}
+					checks := a.Doctor(wd)
+					_, err = io.WriteString(stdout, app.DoctorText(checks, colour(stdout)))
+					if err == nil && !app.Healthy(checks) {
+						return exitError{1, errors.New("doctor found problems (see above)")}
+					}
+					return err
 				},
 			},
 			{
 				Name:      "validate",
 				Usage:     "check a reviewer, fixer or validator report (JSON, or a final message holding it)",
-				ArgsUsage: "FILE",
+				UsageText: "whetstone validate FILE",
 				Action: func(c *urfave.Context) error {
 					if c.NArg() != 1 {
-						return exitError{2, errors.New("validate: want exactly one FILE")}
+						return usageErr("validate: want exactly one FILE")
 					}
 					return validate(c.Args().First(), stdout)
 				},
 			},
 			{
-				Name:  "abort",
-				Usage: "stop the active run (or --run ID) as aborted",
-				Flags: []urfave.Flag{runFlag},
+				Name:      "abort",
+				Usage:     "stop the active run (or --run ID) as aborted",
+				UsageText: "whetstone abort [--run ID]",
+				Flags:     []urfave.Flag{runFlag},
 				Action: func(c *urfave.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					proj, r, err := pickRun(a, c.String("run"), true)
 					if id := c.String("run"); id != "" && errors.Is(err, state.ErrTampered) {
 						// A run whose state does not verify can still be ended.
@@ -129,9 +229,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				},
 			},
 			{
-				Name:  "report",
-				Usage: "print the latest run's report",
-				Flags: []urfave.Flag{&urfave.StringFlag{Name: "format", Value: "md", Usage: "md or json"}, runFlag},
+				Name:      "report",
+				Usage:     "print the latest run's report",
+				UsageText: "whetstone report [--format md|json] [--run ID]",
+				Flags:     []urfave.Flag{&urfave.StringFlag{Name: "format", Value: "md", Usage: "md or json"}, runFlag},
 				Action: func(c *urfave.Context) error {
 					proj, r, err := pickRun(a, c.String("run"), false)
 					if err != nil {
@@ -146,37 +247,120 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					case "json":
 						_, err = stdout.Write(marshalRun(r))
 					default:
-						return exitError{2, fmt.Errorf("report: --format must be md or json (got %q)", c.String("format"))}
+						return usageErr("report: --format must be md or json (got %q)", c.String("format"))
 					}
 					return err
 				},
 			},
 			{
-				Name:  "version",
-				Usage: "print the version",
+				Name:      "version",
+				Usage:     "print the version",
+				UsageText: "whetstone version",
 				Action: func(c *urfave.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					fmt.Fprintln(stdout, "whetstone", whetstone.Version)
 					return nil
 				},
 			},
 		},
 	}
-	err := cmd.Run(args)
+	for _, c := range cmd.Commands {
+		c.OnUsageError = flagError
+	}
+	cmd.OnUsageError = flagError
+	return exitCode(cmd.Run(args), args, cmd, stderr)
+}
+
+// exitCode maps an error to the exit code, and says what went wrong on
+// stderr: usage errors (an unknown command or flag, bad arguments) exit 2
+// and show the usage of the command at fault; every other failure exits 1.
+func exitCode(err error, args []string, cmd *urfave.App, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintf(stderr, "whetstone: %v\n", err)
-	var ee exitError
-	if errors.As(err, &ee) {
-		return ee.code
+	code := 1
+	if ee, ok := errors.AsType[exitError](err); ok {
+		code = ee.code
 	}
-	if strings.Contains(err.Error(), "flag provided but not defined") {
-		return 2
+	if code == 2 {
+		io.WriteString(stderr, usageOf(cmd, args))
 	}
-	return 1
+	return code
 }
 
-var runFlag = &urfave.StringFlag{Name: "run", Usage: "run id (default: the latest)"}
+// usageOf is the usage text of the command args name (the first argument
+// that is a command), or of whetstone itself.
+func usageOf(cmd *urfave.App, args []string) string {
+	for _, arg := range args[min(1, len(args)):] {
+		if c := cmd.Command(arg); c != nil && c.Name != "help" {
+			return fmt.Sprintf("usage: %s\nRun 'whetstone help %s' for its flags.\n", c.UsageText, c.Name)
+		}
+	}
+	var names []string
+	for _, c := range cmd.Commands {
+		names = append(names, c.Name)
+	}
+	return fmt.Sprintf("usage: %s\ncommands: %s\nRun 'whetstone help' for details.\n", cmd.UsageText, strings.Join(names, ", "))
+}
+
+// usageErr is a usage error: exit 2, with the usage on stderr.
+func usageErr(format string, a ...any) error {
+	return exitError{2, fmt.Errorf(format, a...)}
+}
+
+// flagError turns urfave's flag errors into usage errors.
+func flagError(c *urfave.Context, err error, isCommand bool) error {
+	if errors.Is(err, flag.ErrHelp) {
+		// -h and --help: the help asked for, on stdout.
+		if isCommand && len(c.Lineage()) > 1 {
+			return urfave.ShowCommandHelp(c.Lineage()[1], c.Command.Name)
+		}
+		return urfave.ShowAppHelp(c)
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag --" + strings.TrimPrefix(name, "-")
+	}
+	return usageErr("%s", msg)
+}
+
+// noArgs refuses arguments to a command that takes none.
+func noArgs(c *urfave.Context) error {
+	if c.NArg() > 0 {
+		return usageErr("%s takes no arguments (got %q)", c.Command.Name, strings.Join(c.Args().Slice(), " "))
+	}
+	return nil
+}
+
+// colour reports whether w may be written with ANSI colours: only a
+// terminal (a character device other than the null device), never with
+// NO_COLOR set (https://no-color.org) or TERM=dumb.
+func colour(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	if err != nil || info.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(info, null)
+}
+
+// marshalIndent prints a status or stats object as indented JSON.
+func marshalIndent(v any) []byte {
+	data, _ := json.MarshalIndent(v, "", "  ") // plain data
+	return append(data, '\n')
+}
+
+var runFlag = &urfave.StringFlag{Name: "run", Usage: "run id, such as 3f2a9c1b-1 (default: the latest run)"}
 
 func newApp(stderr io.Writer) *app.App {
 	a := &app.App{Now: utcNow, Getenv: os.Getenv, Log: io.Discard, Stderr: stderr}
@@ -200,6 +384,9 @@ func newApp(stderr io.Writer) *app.App {
 // one named, else the latest created (.whetstone/latest), or with
 // onlyActive the only active one (abort scans the runs: it is rare).
 func pickRun(a *app.App, id string, onlyActive bool) (app.Project, *loop.Run, error) {
+	if id != "" && !app.ValidRunID(id) {
+		return app.Project{}, nil, usageErr("--run %q is not a run id (run ids look like 3f2a9c1b-1; `whetstone status` shows the latest)", id)
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return app.Project{}, nil, err
@@ -231,7 +418,7 @@ func pickRun(a *app.App, id string, onlyActive bool) (app.Project, *loop.Run, er
 			for _, r := range runs {
 				ids = append(ids, r.ID)
 			}
-			return proj, nil, exitError{2, fmt.Errorf("%d runs are active (%s); name one with --run", len(runs), strings.Join(ids, ", "))}
+			return proj, nil, usageErr("%d runs are active (%s); name one with --run", len(runs), strings.Join(ids, ", "))
 		}
 	}
 	if len(runs) == 0 {
@@ -244,23 +431,6 @@ func pickRun(a *app.App, id string, onlyActive bool) (app.Project, *loop.Run, er
 func marshalRun(r *loop.Run) []byte {
 	data, _ := json.MarshalIndent(r, "", "  ") // a Run holds only plain data
 	return append(data, '\n')
-}
-
-func status(r *loop.Run) string {
-	if !r.Active() {
-		return r.Summary()
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "whetstone run %s (session %s): iteration %d of at most %d, %s phase, depth %s\n", r.ID, r.Session, r.Iteration, r.Settings.MaxIterations, r.Phase, r.Settings.Depth)
-	for _, n := range r.Expected {
-		st := "not dispatched"
-		if ag := r.Agents[n]; ag != nil {
-			st = ag.Status
-		}
-		fmt.Fprintf(&b, "  %-24s %s\n", n, st)
-	}
-	fmt.Fprintf(&b, "open blocking findings: %d", len(r.Digest.Blocking))
-	return b.String()
 }
 
 // maxValidate caps a file given to whetstone validate.

@@ -160,7 +160,7 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 		calls = append(calls, ToolUse("Agent", in))
 	}
 	if len(calls) > 0 {
-		return Reply{Content: append([]Block{Text(fmt.Sprintf("Dispatching %d whetstone agent(s).", len(calls)))}, calls...)}
+		return Reply{Content: append([]Block{Text(fmt.Sprintf("Dispatching %d whetstone %s.", len(calls), map[bool]string{true: "agent", false: "agents"}[len(calls) == 1]))}, calls...)}
 	}
 	latest := req.Latest()
 	if w.RogueEdit != nil && !edited && len(dispatched) > 0 && !finished(latest) {
@@ -292,7 +292,7 @@ func (w Whetstone) fixer(req *Request, prompt string) Reply {
 		results = append(results, map[string]any{"id": id, "status": "fixed", "note": "edited", "files": []string{files[i]}})
 	}
 	raw, _ := json.MarshalIndent(map[string]any{"schema": "whetstone.fix/v1", "results": results}, "", "  ")
-	return Say(fmt.Sprintf("Fixed %d finding(s).\n\n```json\n%s\n```", len(ids), raw))
+	return Say(fmt.Sprintf("Fixed %d %s.\n\n```json\n%s\n```", len(ids), map[bool]string{true: "finding", false: "findings"}[len(ids) == 1], raw))
 }
 
 func validator(prompt string) Reply {

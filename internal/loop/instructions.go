@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
@@ -31,7 +32,11 @@ func (r *Run) Instructions() string {
 		b.WriteString("Every agent of this phase has been dispatched; wait for them to finish. Do not edit files or review the code yourself.\n")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Dispatch these %d agent(s) now with the Agent tool, all in ONE assistant message so they run in parallel. Each line below is one Agent call: use the JSON after %q as the tool input, unchanged.\n", len(pending), strings.TrimSpace(DispatchMarker))
+	what := "these " + plural(len(pending), "agent", "agents") + " now with the Agent tool, all in ONE assistant message so they run in parallel. Each line below is one Agent call"
+	if len(pending) == 1 {
+		what = "this agent now with the Agent tool. The line below is the Agent call"
+	}
+	fmt.Fprintf(&b, "Dispatch %s: use the JSON after %q as the tool input, unchanged.\n", what, strings.TrimSpace(DispatchMarker))
 	for _, name := range pending {
 		call, _ := json.Marshal(struct {
 			Type        string `json:"subagent_type"`
@@ -101,35 +106,94 @@ func (r *Run) listBlocking(b *strings.Builder) {
 	}
 }
 
-// Summary is the one-paragraph account of a finished run.
+// Summary is the account of a finished run, three to six lines: the
+// outcome, an error or tampering when there was one, the findings, time
+// and tokens, and where the report is. It reads only state.json's digest,
+// so the Stop hook that shows it never reads the ledger.
 func (r *Run) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "whetstone run %s ", r.ID)
 	if r.Phase == Done {
-		fmt.Fprintf(&b, "DONE after %d iteration(s): %s.", r.Iteration, r.Verdict)
+		fmt.Fprintf(&b, "DONE after %s: %s.\n", plural(r.Iteration, "iteration", "iterations"), r.Verdict)
 	} else {
-		fmt.Fprintf(&b, "STOPPED (%s) at iteration %d: %s.", r.StopReason, r.Iteration, r.Verdict)
+		fmt.Fprintf(&b, "STOPPED (%s) at iteration %d: %s.\n", r.StopReason, r.Iteration, r.Verdict)
 		if r.Error != "" {
-			fmt.Fprintf(&b, " Error: %s.", r.Error)
+			fmt.Fprintf(&b, "Error: %s.\n", strings.TrimSuffix(review.CleanLine(r.Error), "."))
 		}
 	}
 	if len(r.Tampered) > 0 {
-		fmt.Fprintf(&b, " The project was changed during a read-only phase (%s), so the run cannot approve.", review.CleanLine(strings.Join(r.Tampered[:min(len(r.Tampered), 5)], "; ")))
+		fmt.Fprintf(&b, "The project was changed during a read-only phase (%s), so the run cannot approve.\n", review.CleanLine(strings.Join(r.Tampered[:min(len(r.Tampered), 5)], "; ")))
 	}
+	b.WriteString(r.FindingsLine() + "\n")
+	fmt.Fprintf(&b, "Time: %s; tokens: %s.\n", FormatDuration(r.Elapsed(r.Updated)), FormatTokens(r.Tokens))
+	fmt.Fprintf(&b, "Report: %s/report.md", r.Dir())
+	return b.String()
+}
+
+// FindingsLine is one sentence on the run's findings: how many were
+// raised, in how many review rounds, and which are open.
+func (r *Run) FindingsLine() string {
+	rounds := plural(r.Rounds, "review round", "review rounds")
+	if r.Digest.LastID == 0 {
+		return fmt.Sprintf("Findings: none in %s.", rounds)
+	}
+	open := r.OpenLine()
+	if open == "" {
+		return fmt.Sprintf("Findings: %d raised in %s; none open.", r.Digest.LastID, rounds)
+	}
+	return fmt.Sprintf("Findings: %d raised in %s; open: %s.", r.Digest.LastID, rounds, open)
+}
+
+// Severities are the finding severities, most severe first.
+var Severities = []string{"critical", "high", "medium", "low", "info"}
+
+// OpenLine lists the open findings by severity and how many block
+// ("2 high, 1 low; 2 blocking"), or "" when none is open.
+func (r *Run) OpenLine() string {
 	c := r.Counts()
-	open := 0
 	var parts []string
-	for _, s := range []string{"critical", "high", "medium", "low", "info"} {
+	for _, s := range Severities {
 		if c[s] > 0 {
-			open += c[s]
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
 		}
 	}
-	if open > 0 {
-		fmt.Fprintf(&b, " Open findings: %s.", strings.Join(parts, ", "))
-	} else {
-		b.WriteString(" No open findings.")
+	if len(parts) == 0 {
+		return ""
 	}
-	fmt.Fprintf(&b, " Report: %s/report.md", r.Dir())
-	return b.String()
+	return fmt.Sprintf("%s; %d blocking", strings.Join(parts, ", "), len(r.Digest.Blocking))
+}
+
+// Elapsed is how long the run took: until it finished, or until now.
+func (r *Run) Elapsed(now time.Time) time.Duration {
+	end := now
+	if !r.Active() && !r.Finished.IsZero() {
+		end = r.Finished
+	}
+	return max(end.Sub(r.Created), 0)
+}
+
+// FormatDuration renders a duration for people: 45s, 3m05s, 2h04m.
+func FormatDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// FormatTokens renders a token count for people: "not counted" for 0
+// (no transcript was readable), else 950, 12.3k, 1.2M.
+func FormatTokens(n int) string {
+	switch {
+	case n <= 0:
+		return "not counted"
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
 }

@@ -125,6 +125,7 @@ type Run struct {
 	Tampered    []string             `json:"tampered,omitempty"`   // changes made during read-only phases, in words
 	Created     time.Time            `json:"created"`
 	Updated     time.Time            `json:"updated"`
+	Finished    time.Time            `json:"finished,omitzero"` // when it reached DONE or STOPPED
 
 	// The cold part, kept out of state.json so that no hook's cost grows
 	// with history: the ledger of findings and the history. Only the hook
@@ -253,6 +254,7 @@ func (r *Run) enter(p Phase, iteration int, now time.Time, note string) {
 		r.Expected = []string{"fixer"}
 	default:
 		r.Expected = nil
+		r.Finished = now
 	}
 	r.History = append(r.History, Step{At: now, Iteration: iteration, Phase: p, Note: note})
 }
@@ -265,9 +267,10 @@ func (r *Run) Stop(reason, detail string, now time.Time) {
 		// A run that failed is never approved, whatever it had found.
 		r.Verdict = review.RequestChanges
 	}
-	note := "stopped: " + reason
+	// The step's phase says "stopped"; its note says why, once.
+	note := reason
 	if detail != "" {
-		note += ": " + detail
+		note += " (" + detail + ")"
 		if reason == Error {
 			r.Error = detail
 		}

@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/review"
@@ -81,13 +82,13 @@ var table = []row{
 	{Review, ReviewDone, "nothing to fix", nothingToFix, reviewAgain},
 	{Review, ReviewDone, "validate", func(r *Run, _ *Event, _ outcome) bool { return r.Settings.Depth == "deep" },
 		func(r *Run, e *Event, _ outcome) { r.enter(Validate, r.Iteration, e.Now, "validating findings") }},
-	{Review, ReviewDone, "fix", always, fix("fixing %d findings")},
+	{Review, ReviewDone, "fix", always, fix("fixing %s", "finding", "findings")},
 
 	{Validate, ValidationDone, Budget, overBudget, stopOpen(Budget)},
 	{Validate, ValidationDone, "converged", converged, finish},
 	{Validate, ValidationDone, "confirm", isClean, confirm},
 	{Validate, ValidationDone, "nothing to fix", nothingToFix, reviewAgain},
-	{Validate, ValidationDone, "fix", always, fix("fixing %d validated findings")},
+	{Validate, ValidationDone, "fix", always, fix("fixing %s", "validated finding", "validated findings")},
 
 	{Fix, FixDone, Budget, overBudget, stopOpen(Budget)},
 	{Fix, FixDone, "review", always, func(r *Run, e *Event, _ outcome) {
@@ -113,12 +114,12 @@ func confirm(r *Run, e *Event, _ outcome) {
 }
 
 func reviewAgain(r *Run, e *Event, o outcome) {
-	r.enter(Review, r.Iteration+1, e.Now, fmt.Sprintf("no blocking findings but %v failed; reviewing again", o.failed))
+	r.enter(Review, r.Iteration+1, e.Now, fmt.Sprintf("no blocking findings, but %s failed; reviewing again", strings.Join(o.failed, ", ")))
 }
 
-func fix(note string) func(*Run, *Event, outcome) {
+func fix(note, one, many string) func(*Run, *Event, outcome) {
 	return func(r *Run, e *Event, o outcome) {
-		r.enter(Fix, r.Iteration, e.Now, fmt.Sprintf(note, len(o.blocking)))
+		r.enter(Fix, r.Iteration, e.Now, fmt.Sprintf(note, plural(len(o.blocking), one, many)))
 	}
 }
 
@@ -126,7 +127,7 @@ func stop(reason string) func(*Run, *Event, outcome) {
 	return func(r *Run, e *Event, _ outcome) {
 		detail := e.Detail
 		if reason == Budget && detail == "" {
-			detail = fmt.Sprintf("the time budget of %d minutes ran out", r.Settings.BudgetMinutes)
+			detail = fmt.Sprintf("the time budget of %s ran out", plural(r.Settings.BudgetMinutes, "minute", "minutes"))
 		}
 		r.Stop(reason, detail, e.Now)
 	}

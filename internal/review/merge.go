@@ -40,7 +40,8 @@ type Entry struct {
 	PreExisting bool     `json:"pre_existing,omitempty"`
 	First       int      `json:"first_iteration"`
 	Last        int      `json:"last_iteration"`
-	Claim       string   `json:"claim,omitempty"` // the fixer's latest status for it
+	Claim       string   `json:"claim,omitempty"`   // the fixer's latest status for it
+	Reopens     int      `json:"reopens,omitempty"` // times it came back after it was resolved
 }
 
 // Open reports whether the entry is still a live finding.
@@ -178,6 +179,7 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 		switch e.Status {
 		case StatusResolved:
 			e.Status = StatusReopened
+			e.Reopens++
 		case StatusDisproved:
 			// Raised again after the validator disproved it: it stays
 			// disproved, with its details refreshed below.

@@ -124,7 +124,17 @@ func TestMergeIdentityAcrossIterations(t *testing.T) {
 	late := f("c.go", 1, "maintainability", "low", "Vague name")
 	renamed := f("a.go", 90, "correctness", "high", "Completely different words")
 	renamed.Prior = "F-0001"
-	_, round = Merge(ledger, []Report{{Reviewer: "pedant", Findings: []Finding{b, late}}, {Reviewer: "critic", Findings: []Finding{renamed}}}, p, Diff{})
+	ledger, round = Merge(ledger, []Report{{Reviewer: "pedant", Findings: []Finding{b, late}}, {Reviewer: "critic", Findings: []Finding{renamed}}}, p, Diff{})
+	if ledger[1].Reopens != 1 || ledger[0].Reopens != 0 {
+		t.Errorf("reopens: F-0001 %d, F-0002 %d; want 0 and 1 (stats' reopen rate counts them)", ledger[0].Reopens, ledger[1].Reopens)
+	}
+	// Fixed again, then back again: each return counts.
+	p.Iteration = 4
+	ledger, _ = Merge(ledger, nil, p, Diff{})
+	p.Iteration = 5
+	if ledger, _ = Merge(ledger, []Report{{Reviewer: "pedant", Findings: []Finding{b}}}, p, Diff{}); ledger[1].Reopens != 2 {
+		t.Errorf("F-0002 reopens = %d after coming back twice, want 2", ledger[1].Reopens)
+	}
 	want := []seen{
 		{"F-0001", "open", true, []string{"critic"}},
 		{"F-0002", "reopened", true, []string{"pedant"}},

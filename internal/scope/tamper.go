@@ -68,7 +68,11 @@ func (e *RestoreError) Error() string {
 	for _, c := range e.Failed {
 		parts = append(parts, fmt.Sprintf("%s (%s)", c.Path, c.Detail))
 	}
-	return fmt.Sprintf("could not restore %d files: %s", len(e.Failed), strings.Join(parts, "; "))
+	what := fmt.Sprintf("%d files", len(e.Failed))
+	if len(e.Failed) == 1 {
+		what = "1 file"
+	}
+	return fmt.Sprintf("could not restore %s: %s", what, strings.Join(parts, "; "))
 }
 
 // tamperGit is git for the backstop (git.command turns off hooks and the

@@ -199,25 +199,31 @@ func (s Store) checkDir() error {
 }
 
 func (s Store) lock() (func(), error) {
-	wait := s.Wait
-	if wait == 0 {
-		wait = DefaultWait
-	}
 	if err := s.checkDir(); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", filepath.Dir(s.Path), err)
 	}
-	l := flock.New(s.Path+".lock", flock.SetFlag(lockFlags))
+	return Lock(s.Path, s.Wait)
+}
+
+// Lock takes the sidecar lock of path (path + ".lock", created when
+// missing, never through a symlink), waiting at most wait (0 means
+// DefaultWait), and returns its release. The caller checks the directory.
+func Lock(path string, wait time.Duration) (func(), error) {
+	if wait == 0 {
+		wait = DefaultWait
+	}
+	l := flock.New(path+".lock", flock.SetFlag(lockFlags))
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	ok, err := l.TryLockContext(ctx, 2*time.Millisecond)
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("lock %s: %w", s.Path, err)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%s: %w after %s", s.Path, ErrLockTimeout, wait)
+		return nil, fmt.Errorf("%s: %w after %s", path, ErrLockTimeout, wait)
 	}
 	return func() { _ = l.Unlock() }, nil
 }

@@ -1,0 +1,410 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/whetstone-dev/whetstone"
+	"github.com/whetstone-dev/whetstone/internal/config"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
+)
+
+// Check is one line of `whetstone doctor`.
+type Check struct {
+	Name   string
+	Level  string // ok, warn (works, but less well) or fail (something is wrong)
+	Detail string
+	Fix    string // how to fix it; empty when ok
+}
+
+// Check levels.
+const (
+	OK   = "ok"
+	Warn = "warn"
+	Fail = "fail"
+)
+
+// toolTimeout bounds each `<tool> --version` doctor runs.
+const toolTimeout = 10 * time.Second
+
+// Doctor checks the installation as seen from dir: the binary against the
+// plugin it belongs to, the plugin's files, Go when the plugin is built
+// from source, the clients, bubblewrap, the key, .whetstone/ and git.
+// Everything it runs is found on PATH, so a test controls what it finds.
+func (a *App) Doctor(dir string) []Check {
+	root := pluginRoot(a.Getenv)
+	checks := []Check{versionCheck(root), pluginCheck(root), goCheck(root)}
+	checks = append(checks, clientChecks()...)
+	checks = append(checks, a.sandboxCheck(), a.keyCheck(), writeCheck(FindRoot(dir)), gitCheck(dir))
+	return checks
+}
+
+// Healthy reports whether no check failed.
+func Healthy(checks []Check) bool {
+	return !slices.ContainsFunc(checks, func(c Check) bool { return c.Level == Fail })
+}
+
+// DoctorText renders the checks, one line each and the fix below a
+// problem, then a one-line verdict.
+func DoctorText(checks []Check, colour bool) string {
+	p := painter(colour)
+	var b strings.Builder
+	fmt.Fprintf(&b, "whetstone doctor (whetstone %s)\n", whetstone.Version)
+	fails, warns := 0, 0
+	for _, c := range checks {
+		level := fmt.Sprintf("%-4s", c.Level)
+		switch c.Level {
+		case OK:
+			level = p.green(level)
+		case Warn:
+			level = p.yellow(level)
+			warns++
+		case Fail:
+			level = p.red(level)
+			fails++
+		}
+		fmt.Fprintf(&b, "  %s  %-9s %s\n", level, c.Name, c.Detail)
+		if c.Fix != "" {
+			fmt.Fprintf(&b, "        %-9s fix: %s\n", "", c.Fix)
+		}
+	}
+	switch {
+	case fails > 0:
+		fmt.Fprintf(&b, "%s found", plural(fails, "problem"))
+		if warns > 0 {
+			fmt.Fprintf(&b, " (and %s)", plural(warns, "warning"))
+		}
+		b.WriteString(".\n")
+	case warns > 0:
+		fmt.Fprintf(&b, "No problems; %s.\n", plural(warns, "warning"))
+	default:
+		b.WriteString("No problems found.\n")
+	}
+	return b.String()
+}
+
+// pluginRoot is the plugin directory this binary belongs to:
+// $CLAUDE_PLUGIN_ROOT (hooks run with it), else the directory above the
+// executable's (bin/whetstone) when it holds .claude-plugin/plugin.json.
+func pluginRoot(getenv func(string) string) string {
+	if r := getenv("CLAUDE_PLUGIN_ROOT"); r != "" {
+		return r
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	for _, dir := range []string{filepath.Dir(filepath.Dir(exe)), filepath.Dir(exe)} {
+		if _, err := os.Stat(filepath.Join(dir, ".claude-plugin", "plugin.json")); err == nil {
+			return dir
+		}
+	}
+	return ""
+}
+
+const reinstall = "reinstall the plugin (claude plugin install whetstone), or run `make build` in a source checkout"
+
+// maxPluginFile caps a plugin file doctor reads.
+const maxPluginFile = 1 << 20
+
+func versionCheck(root string) Check {
+	c := Check{Name: "version"}
+	if root == "" {
+		c.Level, c.Detail = Fail, fmt.Sprintf("binary %s; no plugin found next to it and CLAUDE_PLUGIN_ROOT is not set", whetstone.Version)
+		c.Fix = "run the plugin's own launcher (<plugin>/scripts/whetstone doctor) or set CLAUDE_PLUGIN_ROOT to the plugin directory"
+		return c
+	}
+	var versions []string
+	file, err := safeio.ReadFile(filepath.Join(root, "VERSION"), maxPluginFile, false)
+	if err == nil {
+		versions = append(versions, "VERSION "+strings.TrimSpace(string(file)))
+	}
+	var manifest struct {
+		Version string `json:"version"`
+	}
+	data, merr := safeio.ReadFile(filepath.Join(root, ".claude-plugin", "plugin.json"), maxPluginFile, false)
+	if merr == nil && json.Unmarshal(data, &manifest) == nil && manifest.Version != "" {
+		versions = append(versions, "plugin.json "+manifest.Version)
+	}
+	c.Detail = fmt.Sprintf("binary %s; plugin at %s: %s", whetstone.Version, root, strings.Join(versions, ", "))
+	mismatch := err != nil || strings.TrimSpace(string(file)) != whetstone.Version || (manifest.Version != "" && manifest.Version != whetstone.Version)
+	if len(versions) == 0 {
+		c.Level, c.Detail, c.Fix = Fail, fmt.Sprintf("binary %s; plugin at %s has no VERSION and no version in plugin.json", whetstone.Version, root), reinstall
+		return c
+	}
+	c.Level = OK
+	if mismatch {
+		c.Level = Fail
+		c.Fix = "the binary and the plugin differ: delete the stale binary (bin/whetstone or $CLAUDE_PLUGIN_DATA/whetstone-*) so the launcher builds or fetches the matching one, or " + reinstall
+	}
+	return c
+}
+
+// pluginCheck checks what Claude Code loads: the manifest, hooks.json
+// naming the launcher for every event, the agents and the command.
+func pluginCheck(root string) Check {
+	c := Check{Name: "plugin", Level: OK}
+	if root == "" {
+		c.Level, c.Detail, c.Fix = Fail, "not found", "see the version check"
+		return c
+	}
+	var problems []string
+	var manifest struct {
+		Name string `json:"name"`
+	}
+	data, err := safeio.ReadFile(filepath.Join(root, ".claude-plugin", "plugin.json"), maxPluginFile, false)
+	if err == nil {
+		err = json.Unmarshal(data, &manifest)
+	}
+	if err != nil {
+		problems = append(problems, fmt.Sprintf(".claude-plugin/plugin.json: %v", err))
+	} else if manifest.Name != "whetstone" {
+		problems = append(problems, fmt.Sprintf(".claude-plugin/plugin.json names %q, not whetstone", manifest.Name))
+	}
+	var hooks struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	data, err = safeio.ReadFile(filepath.Join(root, "hooks", "hooks.json"), maxPluginFile, false)
+	if err == nil {
+		err = json.Unmarshal(data, &hooks)
+	}
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("hooks/hooks.json: %v", err))
+	} else {
+		var unhooked []string
+		for _, ev := range []struct{ event, sub string }{{"SessionStart", "session-start"}, {"UserPromptSubmit", "user-prompt-submit"},
+			{"PreToolUse", "pre-tool-use"}, {"SubagentStart", "subagent-start"}, {"SubagentStop", "subagent-stop"}, {"Stop", "stop"}} {
+			found := false
+			for _, m := range hooks.Hooks[ev.event] {
+				for _, h := range m.Hooks {
+					found = found || strings.Contains(h.Command, "scripts/whetstone\" hook "+ev.sub)
+				}
+			}
+			if !found {
+				unhooked = append(unhooked, ev.event)
+			}
+		}
+		if len(unhooked) > 0 {
+			problems = append(problems, "hooks/hooks.json does not run whetstone on "+strings.Join(unhooked, ", "))
+		}
+	}
+	files := []string{"scripts/whetstone", "commands/review.md", "agents/fixer.md", "agents/validator.md"}
+	for _, n := range append(slices.Clone(config.Core), config.Specialists...) {
+		files = append(files, "agents/"+n+".md")
+	}
+	var missing []string
+	for _, f := range files {
+		if info, err := os.Stat(filepath.Join(root, f)); err != nil || !info.Mode().IsRegular() {
+			missing = append(missing, f)
+		} else if f == "scripts/whetstone" && runtime.GOOS != "windows" && info.Mode()&0o111 == 0 {
+			problems = append(problems, "scripts/whetstone is not executable")
+		}
+	}
+	if len(missing) > 0 {
+		problems = append(problems, "missing "+strings.Join(missing, ", "))
+	}
+	if len(problems) > 0 {
+		c.Level, c.Detail, c.Fix = Fail, strings.Join(problems, "; "), reinstall
+		return c
+	}
+	c.Detail = "manifest, hooks for 6 events, 12 agents and the review command in place"
+	return c
+}
+
+var goDirective = regexp.MustCompile(`(?m)^go ([0-9.]+)\s*$`)
+
+// goCheck: Go matters only for a plugin built from source (it has go.mod
+// and the launcher builds the binary); prebuilt plugins need none.
+func goCheck(root string) Check {
+	c := Check{Name: "go", Level: OK}
+	mod, err := safeio.ReadFile(filepath.Join(root, "go.mod"), maxPluginFile, false)
+	if root == "" || err != nil {
+		c.Detail = "not needed: the plugin ships its binary"
+		return c
+	}
+	want := ""
+	if m := goDirective.FindSubmatch(mod); m != nil {
+		want = string(m[1])
+	}
+	out, path, err := version("go", "version")
+	if err != nil {
+		c.Level, c.Detail = Fail, "the plugin is built from source, and "+err.Error()
+		c.Fix = fmt.Sprintf("install Go %s or later (https://go.dev/dl)", want)
+		return c
+	}
+	have := strings.TrimPrefix(firstField(out, "go1"), "go")
+	c.Detail = fmt.Sprintf("%s (%s); the plugin is built from source and needs %s", out, path, want)
+	if want != "" && have != "" && versionLess(have, want) {
+		c.Level, c.Fix = Fail, fmt.Sprintf("install Go %s or later (https://go.dev/dl)", want)
+	}
+	return c
+}
+
+// clientChecks finds Claude Code and OpenCode; whetstone needs one of them.
+func clientChecks() []Check {
+	var checks []Check
+	found := 0
+	for _, t := range []struct{ name, install string }{
+		{"claude", "install Claude Code: npm install -g @anthropic-ai/claude-code"},
+		{"opencode", "install OpenCode: npm install -g opencode-ai"},
+	} {
+		c := Check{Name: t.name, Level: OK}
+		out, path, err := version(t.name, "--version")
+		if err != nil {
+			c.Level, c.Detail, c.Fix = Warn, err.Error(), t.install
+		} else {
+			c.Detail = fmt.Sprintf("%s (%s)", out, path)
+			found++
+		}
+		checks = append(checks, c)
+	}
+	if found == 0 {
+		for i := range checks {
+			checks[i].Level = Fail
+		}
+		checks[0].Detail += "; whetstone needs Claude Code or OpenCode"
+	}
+	return checks
+}
+
+func (a *App) sandboxCheck() Check {
+	c := Check{Name: "sandbox", Level: OK}
+	if runtime.GOOS != "linux" {
+		c.Detail = "bubblewrap is Linux only; read-only agents' shell commands are checked by the parser gate alone"
+		return c
+	}
+	if bwrap, ok := a.sandbox(); ok {
+		c.Detail = "bubblewrap works (" + bwrap + ")"
+		return c
+	}
+	c.Level = Warn
+	if path, err := exec.LookPath("bwrap"); err == nil {
+		c.Detail = "bubblewrap at " + path + " cannot sandbox here (user namespaces disabled?); read-only agents' shell commands are checked by the parser gate alone"
+		c.Fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor bwrap profile), see docs/sandbox.md"
+	} else {
+		c.Detail = "bubblewrap (bwrap) not found on PATH; read-only agents' shell commands are checked by the parser gate alone"
+		c.Fix = "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap), see docs/sandbox.md"
+	}
+	return c
+}
+
+func (a *App) keyCheck() Check {
+	var proj Project
+	if err := a.keyed(&proj); err != nil {
+		return Check{Name: "key", Level: Fail, Detail: err.Error(),
+			Fix: "make the key's directory yours and private (chmod 700), or set WHETSTONE_STATE_DIR to one that is"}
+	}
+	return Check{Name: "key", Level: OK, Detail: proj.keyPath}
+}
+
+// writeCheck makes sure whetstone can write .whetstone/ in the project:
+// it is a real directory (no symlink) and a file can be created in it, or
+// in the project when it does not exist yet. What it creates it removes.
+func writeCheck(root string) Check {
+	c := Check{Name: "write", Level: OK}
+	dir := filepath.Join(root, ".whetstone")
+	target := dir
+	if err := safeio.NoSymlinks(root, dir); err != nil {
+		c.Level, c.Detail, c.Fix = Fail, err.Error(), "remove the symlink: whetstone keeps its state inside the project"
+		return c
+	}
+	if info, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		target = root
+	} else if err != nil || !info.IsDir() {
+		c.Level, c.Detail, c.Fix = Fail, dir+" is not a directory", "move it away; whetstone creates .whetstone/ itself"
+		return c
+	}
+	f, err := os.CreateTemp(target, ".whetstone-doctor-*")
+	if err != nil {
+		c.Level, c.Detail = Fail, fmt.Sprintf("cannot write in %s: %v", target, err)
+		c.Fix = "make " + target + " writable by you (chmod u+w), or run whetstone as its owner"
+		return c
+	}
+	f.Close()
+	os.Remove(f.Name())
+	c.Detail = dir + " is writable"
+	if target == root {
+		c.Detail = dir + " will be created (the project is writable)"
+	}
+	return c
+}
+
+func gitCheck(dir string) Check {
+	c := Check{Name: "git", Level: OK}
+	out, path, err := version("git", "--version")
+	if err != nil {
+		c.Level, c.Detail, c.Fix = Fail, err.Error()+"; whetstone reviews git changes", "install git (https://git-scm.com/downloads)"
+		return c
+	}
+	c.Detail = fmt.Sprintf("%s (%s)", out, path)
+	if _, err := os.Lstat(filepath.Join(FindRoot(dir), ".git")); err != nil {
+		c.Level = Warn
+		c.Detail += "; " + dir + " is not inside a git repository"
+		c.Fix = "run /whetstone:review inside a git repository (git init)"
+	}
+	return c
+}
+
+// version runs `name args` found on PATH and returns the first line of its
+// output and its path.
+func version(name string, args ...string) (string, string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", "", fmt.Errorf("%s not found on PATH", name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, args...).Output()
+	line, _, _ := strings.Cut(string(bytes.TrimSpace(out)), "\n")
+	if err != nil || line == "" {
+		return "", path, fmt.Errorf("%s %s failed (%v)", path, strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(line), path, nil
+}
+
+// firstField returns the first space-separated field starting with prefix.
+func firstField(s, prefix string) string {
+	for _, f := range strings.Fields(s) {
+		if strings.HasPrefix(f, prefix) {
+			return f
+		}
+	}
+	return ""
+}
+
+// versionLess compares dotted version numbers (1.26.8 < 1.27).
+func versionLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range max(len(as), len(bs)) {
+		var x, y int
+		if i < len(as) {
+			fmt.Sscan(as[i], &x)
+		}
+		if i < len(bs) {
+			fmt.Sscan(bs[i], &y)
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
