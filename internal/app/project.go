@@ -116,6 +116,26 @@ func (p Project) readReport(r *loop.Run, file string) ([]byte, error) {
 	return state.Open(p.Key, state.KindReport, name, data)
 }
 
+// readStored reads, verifies and decodes a sealed report of any iteration
+// of a run into v; its errors name the file.
+func (p Project) readStored(id string, iteration int, file string, v any) error {
+	rel := filepath.Join(fmt.Sprintf("iter-%d", iteration), file)
+	path := filepath.Join(p.runDir(id), rel)
+	name, err := state.Name(p.Root, path)
+	if err == nil {
+		var data []byte
+		if data, err = safeio.ReadOwn(p.Root, path, maxReport); err == nil {
+			if data, err = state.Open(p.Key, state.KindReport, name, data); err == nil {
+				err = json.Unmarshal(data, v)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.ToSlash(rel), err)
+	}
+	return nil
+}
+
 // maxLedger caps ledger.json.
 const maxLedger = 64 << 20
 
