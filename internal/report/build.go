@@ -195,7 +195,10 @@ func timeline(iters []Iteration) []Round {
 			for _, name := range slices.Sorted(mapKeys(v.Reviewers)) {
 				rd.Reviewers = append(rd.Reviewers, AgentStatus{Name: name, Status: v.Reviewers[name]})
 			}
-			rd.Findings, rd.Dropped, rd.Verdict, rd.Decision, rd.Tampered = len(v.Findings), v.Dropped, v.Verdict, v.Decision, len(v.Tampered)
+			rd.Findings, rd.Dropped, rd.Decision, rd.Tampered = len(v.Findings), v.Dropped, v.Decision, len(v.Tampered)
+			if slices.Contains([]string{review.Approve, review.ApproveWithNotes, review.RequestChanges, review.Block}, v.Verdict) {
+				rd.Verdict = v.Verdict // verdict.json is not sealed: only a verdict is taken for one
+			}
 			for _, m := range v.Findings {
 				if m.New {
 					rd.New++
@@ -265,9 +268,12 @@ func summary(r *Report) []string {
 		lines = append(lines, "No findings.")
 	} else {
 		var parts []string
-		for _, k := range []struct{ key, words string }{{Blocking, "blocking"}, {Fixed, "fixed"}, {Disputed, "disputed"}, {Note, "notes"},
+		for _, k := range []struct{ key, words string }{{Blocking, "blocking"}, {Fixed, "fixed"}, {Disputed, "disputed"}, {Note, ""},
 			{BelowThreshold, "below the threshold"}, {PreExisting, "pre-existing"}, {Disproved, "disproved"}} {
-			if n := d[k.key]; n > 0 {
+			switch n := d[k.key]; {
+			case n > 0 && k.key == Note:
+				parts = append(parts, plural(n, "note"))
+			case n > 0:
 				parts = append(parts, fmt.Sprintf("%d %s", n, k.words))
 			}
 		}
@@ -280,7 +286,7 @@ func summary(r *Report) []string {
 				worst = f.Severity
 			}
 		}
-		lines = append(lines, fmt.Sprintf("Still blocking: %s, the most severe %s.", plural(n, "finding"), worst))
+		lines = append(lines, fmt.Sprintf("Still blocking: %s (the most severe: %s).", plural(n, "finding"), worst))
 	}
 	took := fmt.Sprintf("Took %s", (time.Duration(r.Duration) * time.Second).String())
 	if r.Tokens != nil {

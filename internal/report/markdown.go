@@ -27,9 +27,9 @@ func (r *Report) Markdown() string {
 	r.frontmatter(&b)
 	fmt.Fprintf(&b, "# whetstone review %s\n\n", md(r.RunID))
 	if r.State == InProgress {
-		fmt.Fprintf(&b, "**In progress** — iteration %d, %s phase; no verdict yet.\n\n", r.Iterations, md(r.Phase))
+		fmt.Fprintf(&b, "**In progress** — iteration %d, %s phase; no verdict yet.\n\n", r.Iterations, word(r.Phase))
 	} else {
-		fmt.Fprintf(&b, "**Verdict: %s**\n\n", md(r.Verdict))
+		fmt.Fprintf(&b, "**Verdict: %s**\n\n", word(r.Verdict))
 	}
 	for _, line := range r.Summary {
 		fmt.Fprintf(&b, "- %s\n", review.EscapeMD(line))
@@ -149,7 +149,7 @@ func iterations(f Finding) string {
 }
 
 func claim(c *Claim) string {
-	s := fmt.Sprintf("%s (iteration %d)", review.InlineMD(c.Status), c.Iteration)
+	s := fmt.Sprintf("%s (iteration %d)", word(c.Status), c.Iteration)
 	if c.Note != "" {
 		s += " — " + review.EscapeMD(c.Note)
 	}
@@ -308,6 +308,23 @@ func tally(m map[string]int) string {
 func cell(s string) string {
 	if s == "" {
 		return "—"
+	}
+	return word(s)
+}
+
+// word renders one of whetstone's own words (a verdict, a status, a rule
+// name) as is when it is plain: letters, digits, "-" and "_" inside; anything
+// else goes through review.InlineMD. GitHub reads no emphasis in an
+// underscore inside a word, so REQUEST_CHANGES stays greppable.
+func word(s string) string {
+	plain := s != "" && !strings.HasPrefix(s, "_") && !strings.HasSuffix(s, "_") && !strings.HasPrefix(s, "-")
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			plain = false
+		}
+	}
+	if plain {
+		return s
 	}
 	return review.InlineMD(s)
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // SchemaJSON is docs/report-schema.json, the JSON Schema of report.json (a
@@ -67,7 +69,7 @@ func problems(ve *jsonschema.ValidationError) string {
 	for _, p := range ve.InstanceLocation {
 		path += "." + p
 	}
-	return fmt.Sprintf("- %s: %s\n", path, ve.ErrorKind.LocalizedString(nil))
+	return fmt.Sprintf("- %s: %s\n", path, ve.ErrorKind.LocalizedString(message.NewPrinter(language.English)))
 }
 
 // ValidateMarkdown checks report.md: YAML frontmatter, then the report, and
