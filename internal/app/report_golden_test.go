@@ -21,24 +21,30 @@ import (
 	runreport "github.com/whetstone-dev/whetstone/internal/report"
 )
 
-// sarifSchema is the official SARIF 2.1.0 schema, kept byte for byte.
-var sarifSchema, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "schema", "sarif-schema-2.1.0.json"))
+// sarifSchema is the official SARIF 2.1.0 schema, kept byte for byte;
+// reportSchema is report.json's.
+var (
+	sarifSchema, _  = filepath.Abs(filepath.Join("..", "..", "testdata", "schema", "sarif-schema-2.1.0.json"))
+	reportSchema, _ = filepath.Abs(filepath.Join("..", "..", "docs", "report-schema.json"))
+)
 
-// validateSARIF checks data against the official SARIF 2.1.0 schema.
-func validateSARIF(t *testing.T, data []byte) {
+func validateSARIF(t *testing.T, data []byte) { t.Helper(); validateSchema(t, sarifSchema, data) }
+
+// validateSchema checks data against the JSON Schema in file schema.
+func validateSchema(t *testing.T, schema string, data []byte) {
 	t.Helper()
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
-	sch, err := c.Compile(sarifSchema)
+	sch, err := c.Compile(schema)
 	if err != nil {
 		t.Fatal(err)
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
-		t.Fatalf("report.sarif is not JSON: %v", err)
+		t.Fatalf("not JSON: %v", err)
 	}
 	if err := sch.Validate(inst); err != nil {
-		t.Errorf("report.sarif is not valid SARIF 2.1.0: %v", err)
+		t.Errorf("does not match %s: %v", filepath.Base(schema), err)
 	}
 }
 
@@ -343,8 +349,9 @@ func TestReportGolden(t *testing.T) {
 			validateSARIF(t, got)
 		case "json":
 			if err := runreport.ValidateJSON(got); err != nil {
-				t.Errorf("report.json does not match docs/report-schema.json: %v", err)
+				t.Errorf("report.json does not validate: %v", err)
 			}
+			validateSchema(t, reportSchema, got)
 		case "md":
 			if _, err := runreport.ValidateMarkdown(got); err != nil {
 				t.Errorf("report.md does not validate: %v", err)

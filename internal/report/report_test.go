@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -122,15 +121,68 @@ func TestSARIF(t *testing.T) {
 	}
 }
 
-// TestSchemaCopies: docs/report-schema.json is the schema the binary checks
-// report.json against.
-func TestSchemaCopies(t *testing.T) {
-	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "report-schema.json"))
+// schemaErr checks data against docs/report-schema.json.
+func schemaErr(t *testing.T, data []byte) error {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	sch, err := c.Compile(filepath.Join("..", "..", "docs", "report-schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(docs, report.SchemaJSON) {
-		t.Error("docs/report-schema.json differs from internal/report/report-schema.json; copy it over")
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	return sch.Validate(inst)
+}
+
+// validReport checks report.json with the binary's checks and against
+// docs/report-schema.json.
+func validReport(t *testing.T, data []byte) {
+	t.Helper()
+	if err := report.ValidateJSON(data); err != nil {
+		t.Errorf("report.ValidateJSON: %v", err)
+	}
+	if err := schemaErr(t, data); err != nil {
+		t.Errorf("report.json does not match docs/report-schema.json: %v", err)
+	}
+}
+
+// TestValidateJSONAgreesWithTheSchema: the binary's checks and the
+// documented schema refuse the same broken reports.
+func TestValidateJSONAgreesWithTheSchema(t *testing.T) {
+	good := string(hostileReport(t).JSON())
+	validReport(t, []byte(good))
+	tests := []struct{ name, from, to, want string }{
+		{"unknown field", `"schema": "whetstone.report/v1",`, `"schema": "whetstone.report/v1", "extra": 1,`, `unknown field "extra"`},
+		{"wrong schema", `"whetstone.report/v1"`, `"whetstone.report/v2"`, "$.schema"},
+		{"bad state", `"state": "stopped"`, `"state": "finished"`, "$.state"},
+		{"bad verdict", `"verdict": "REQUEST_CHANGES"`, `"verdict": "LGTM"`, "$.verdict"},
+		{"missing verdict", `"verdict": "REQUEST_CHANGES",`, ``, "$.verdict"},
+		{"missing property", `"depth": "standard",`, ``, `missing property "depth"`},
+		{"bad depth", `"depth": "standard"`, `"depth": "deeper"`, "$.depth"},
+		{"bad finding id", `"id": "F-0001"`, `"id": "X-1"`, "$.findings[0].id"},
+		{"bad disposition", `"disposition": "fixed"`, `"disposition": "gone"`, "disposition"},
+		{"bad severity", `"severity": "critical"`, `"severity": "severe"`, "severity"},
+		{"confidence over 100", `"confidence": 70`, `"confidence": 170`, "$.findings[0].confidence"},
+		{"line 0", `"line": 1,`, `"line": 0,`, "$.findings[0].line"},
+		{"stopped without a reason", `"stop_reason": "max_iterations",`, ``, "$.stop_reason"},
+		{"not JSON", `{`, `[`, "JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := strings.Replace(good, tt.from, tt.to, 1)
+			if bad == good {
+				t.Fatalf("%q is not in the report", tt.from)
+			}
+			if err := report.ValidateJSON([]byte(bad)); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ValidateJSON = %v, want an error containing %q", err, tt.want)
+			}
+			if schemaErr(t, []byte(bad)) == nil {
+				t.Error("docs/report-schema.json accepts it")
+			}
+		})
 	}
 }
 
@@ -283,9 +335,7 @@ func TestMarkdownHostileText(t *testing.T) {
 	if _, err := report.ValidateMarkdown([]byte(got)); err != nil {
 		t.Errorf("the hostile report.md does not validate: %v", err)
 	}
-	if err := report.ValidateJSON(rep.JSON()); err != nil {
-		t.Errorf("the hostile report.json does not validate: %v", err)
-	}
+	validReport(t, rep.JSON())
 	validateSARIF(t, must(rep.SARIF("0.0.0")))
 	if t.Failed() {
 		t.Logf("report.md:\n%s", got)
@@ -349,9 +399,7 @@ func TestInProgress(t *testing.T) {
 	if strings.Contains(md, "**Verdict") || strings.Contains(md, "stopped (") {
 		t.Errorf("an in-progress report.md shows a verdict:\n%s", md)
 	}
-	if err := report.ValidateJSON(rep.JSON()); err != nil {
-		t.Error(err)
-	}
+	validReport(t, rep.JSON())
 	if _, err := report.ValidateMarkdown([]byte(md)); err != nil {
 		t.Error(err)
 	}
@@ -397,9 +445,7 @@ func TestDisposition(t *testing.T) {
 	if got := rep.Summary[2]; got != "8 findings: 1 blocking, 1 fixed, 1 disputed, 2 notes, 1 below the threshold, 1 pre-existing, 1 disproved." {
 		t.Errorf("summary line 3 = %q", got)
 	}
-	if err := report.ValidateJSON(rep.JSON()); err != nil {
-		t.Error(err)
-	}
+	validReport(t, rep.JSON())
 }
 
 // TestValidateMarkdownRefusesBrokenReports: each way a report.md can be

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/url"
 	"strings"
-
-	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 )
 
 // InformationURI is where the SARIF and rdjson outputs say whetstone lives.
@@ -31,11 +30,11 @@ var categoryHelp = map[string]string{
 func level(severity string) string {
 	switch severity {
 	case "critical", "high":
-		return sarif.LevelError
+		return "error"
 	case "medium":
-		return sarif.LevelWarning
+		return "warning"
 	}
-	return sarif.LevelNote
+	return "note"
 }
 
 // ruleID is a finding's SARIF rule: its category, refined by its rule key.
@@ -67,31 +66,98 @@ func uri(path string) string {
 // fixed ones, which the code no longer has.
 func inSARIF(f Finding) bool { return f.Disposition != Fixed }
 
+// The SARIF 2.1.0 objects whetstone writes (OASIS SARIF 2.1.0, checked in
+// the tests against the official schema in testdata/schema/). Written by
+// hand: the maintained Go model, github.com/owenrumney/go-sarif/v3, links a
+// JSON Schema validator and net/http into the binary every hook runs
+// (+7 MB, 9.5 → 16.5 MB; docs/reports.md).
+type (
+	sarifLog struct {
+		Schema  string     `json:"$schema"`
+		Version string     `json:"version"`
+		Runs    []sarifRun `json:"runs"`
+	}
+	sarifRun struct {
+		Tool       sarifTool      `json:"tool"`
+		Results    []sarifResult  `json:"results"`
+		Properties map[string]any `json:"properties,omitempty"`
+	}
+	sarifTool struct {
+		Driver sarifDriver `json:"driver"`
+	}
+	sarifDriver struct {
+		Name            string      `json:"name"`
+		Version         string      `json:"version,omitempty"`
+		SemanticVersion string      `json:"semanticVersion,omitempty"`
+		InformationURI  string      `json:"informationUri"`
+		Rules           []sarifRule `json:"rules"`
+	}
+	sarifRule struct {
+		ID               string         `json:"id"`
+		Name             string         `json:"name"`
+		ShortDescription sarifText      `json:"shortDescription"`
+		FullDescription  *sarifText     `json:"fullDescription,omitempty"`
+		Properties       map[string]any `json:"properties,omitempty"`
+	}
+	sarifText struct {
+		Text string `json:"text"`
+	}
+	sarifResult struct {
+		RuleID              string             `json:"ruleId"`
+		RuleIndex           int                `json:"ruleIndex"`
+		Level               string             `json:"level"`
+		Message             sarifText          `json:"message"`
+		Locations           []sarifLocation    `json:"locations"`
+		PartialFingerprints map[string]string  `json:"partialFingerprints"`
+		Suppressions        []sarifSuppression `json:"suppressions,omitempty"`
+		Properties          map[string]any     `json:"properties"`
+	}
+	sarifLocation struct {
+		PhysicalLocation sarifPhysical `json:"physicalLocation"`
+	}
+	sarifPhysical struct {
+		ArtifactLocation sarifArtifact `json:"artifactLocation"`
+		Region           sarifRegion   `json:"region"`
+	}
+	sarifArtifact struct {
+		URI string `json:"uri"`
+	}
+	sarifRegion struct {
+		StartLine int `json:"startLine"`
+		EndLine   int `json:"endLine"`
+	}
+	sarifSuppression struct {
+		Kind          string `json:"kind"`
+		Status        string `json:"status"`
+		Justification string `json:"justification"`
+	}
+)
+
 // SARIF renders report.sarif: one run of the whetstone tool with one rule
 // per category (or category/rule key) used, and one result per finding
 // that is not fixed. Disproved and pre-existing findings are results with
 // a suppression saying why, so code scanning shows them as dismissed.
 func (r *Report) SARIF(version string) ([]byte, error) {
-	log := sarif.NewReport()
-	run := sarif.NewRunWithInformationURI("whetstone", InformationURI)
-	run.Tool.Driver.WithSemanticVersion(version).WithVersion(version)
-	props := sarif.NewPropertyBag().Add("run_id", r.RunID).Add("state", r.State)
+	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "whetstone", Version: version, SemanticVersion: version,
+		InformationURI: InformationURI, Rules: []sarifRule{}}}, Results: []sarifResult{},
+		Properties: map[string]any{"run_id": r.RunID, "state": r.State}}
 	if r.Verdict != "" {
-		props.Add("verdict", r.Verdict)
+		run.Properties["verdict"] = r.Verdict
 	}
-	run.WithProperties(props)
+	rules := map[string]int{}
 	for _, f := range r.Findings {
 		if !inSARIF(f) {
 			continue
 		}
 		id := ruleID(f)
-		if run.GetRuleIndex(id) < 0 {
-			rule := run.AddRule(id).WithName(f.Category).
-				WithShortDescription(sarif.NewMultiformatMessageString().WithText(categoryHelp[f.Category])).
-				WithProperties(sarif.NewPropertyBag().WithTags([]string{f.Category}))
+		if _, ok := rules[id]; !ok {
+			rules[id] = len(run.Tool.Driver.Rules)
+			rule := sarifRule{ID: id, Name: f.Category, ShortDescription: sarifText{categoryHelp[f.Category]},
+				Properties: map[string]any{"tags": []string{f.Category}}}
 			if f.Rule != "" {
-				rule.WithFullDescription(sarif.NewMultiformatMessageString().WithText(categoryHelp[f.Category] + " Rule key: " + f.Rule + "."))
+				rule.FullDescription = &sarifText{categoryHelp[f.Category] + " Rule key: " + f.Rule + "."}
 			}
+			run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, rule)
 		}
 		text := f.Title
 		if f.Description != "" {
@@ -100,22 +166,21 @@ func (r *Report) SARIF(version string) ([]byte, error) {
 		if f.Suggestion != "" {
 			text += "\n\nSuggestion: " + f.Suggestion
 		}
-		res := run.CreateResultForRule(id).WithLevel(level(f.Severity)).WithMessage(sarif.NewTextMessage(text)).
-			WithPartialFingerprints(map[string]string{"whetstoneFinding/v1": Fingerprint(f)}).
-			WithProperties(sarif.NewPropertyBag().Add("id", f.ID).Add("severity", f.Severity).Add("confidence", f.Confidence).
-				Add("disposition", f.Disposition).Add("blocking", f.Blocking).Add("reviewers", f.Reviewers).WithTags([]string{f.Category}))
-		res.AddLocation(sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
-			WithArtifactLocation(sarif.NewSimpleArtifactLocation(uri(f.File))).
-			WithRegion(sarif.NewSimpleRegion(f.Line, max(f.EndLine, f.Line)))))
+		res := sarifResult{RuleID: id, RuleIndex: rules[id], Level: level(f.Severity), Message: sarifText{text},
+			Locations: []sarifLocation{{sarifPhysical{sarifArtifact{uri(f.File)}, sarifRegion{f.Line, max(f.EndLine, f.Line)}}}},
+			PartialFingerprints: map[string]string{"whetstoneFinding/v1": Fingerprint(f)},
+			Properties: map[string]any{"id": f.ID, "severity": f.Severity, "confidence": f.Confidence, "disposition": f.Disposition,
+				"blocking": f.Blocking, "reviewers": f.Reviewers, "tags": []string{f.Category}}}
 		if f.Disposition == Disproved || f.Disposition == PreExisting {
-			res.AddSuppression(sarif.NewSuppression().WithKind("external").WithStatus("accepted").WithJustification(f.Reason))
+			res.Suppressions = []sarifSuppression{{Kind: "external", Status: "accepted", Justification: f.Reason}}
 		}
+		run.Results = append(run.Results, res)
 	}
-	log.AddRun(run)
 	var b bytes.Buffer
-	if err := log.PrettyWrite(&b); err != nil {
-		return nil, err
-	}
-	b.WriteByte('\n')
-	return escapeInvisible(b.Bytes()), nil
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(sarifLog{Schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
+		Version: "2.1.0", Runs: []sarifRun{run}})
+	return escapeInvisible(b.Bytes()), err
 }

@@ -2,74 +2,104 @@ package report
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
-	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
-// SchemaJSON is docs/report-schema.json, the JSON Schema of report.json (a
-// test keeps the two copies equal).
-//
-//go:embed report-schema.json
-var SchemaJSON []byte
-
-const schemaURL = "https://github.com/whetstone-dev/whetstone/blob/main/docs/report-schema.json"
-
-var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(SchemaJSON))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(schemaURL)
-})
-
-// ValidateJSON checks report.json against docs/report-schema.json. The error
-// lists every problem with its JSON path.
+// ValidateJSON checks report.json: exactly the fields of
+// docs/report-schema.json (no unknown ones, every required one), with the
+// values the schema allows. The binary checks it in Go: a JSON Schema
+// library's start-up would cost every hook call milliseconds (see
+// docs/reports.md); the tests check every report whetstone writes against
+// the schema itself, and these checks against the same broken reports.
 func ValidateJSON(data []byte) error {
-	sch, err := compiled()
-	if err != nil {
-		return fmt.Errorf("the report schema does not compile: %w", err) // a bug: the schema is built in
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
-	if err := sch.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return errors.New(strings.TrimSpace(problems(ve)))
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var r Report
+	if err := dec.Decode(&r); err != nil {
+		return fmt.Errorf("- $: %v", err)
+	}
+	var ps []string
+	bad := func(path, format string, args ...any) { ps = append(ps, fmt.Sprintf("- %s: %s", path, fmt.Sprintf(format, args...))) }
+	for _, k := range []string{"schema", "generator", "run_id", "state", "phase", "depth", "iterations", "settings", "started", "duration_seconds",
+		"tokens", "scope", "reviewers", "counts", "summary", "findings", "skipped_files", "timeline", "history"} {
+		if _, ok := fields[k]; !ok {
+			bad("$", "missing property %q", k)
 		}
-		return err
+	}
+	oneOf := func(path, got string, allowed ...string) {
+		if !slices.Contains(allowed, got) {
+			bad(path, "must be one of %s (got %q)", strings.Join(allowed, ", "), got)
+		}
+	}
+	verdicts := []string{review.Approve, review.ApproveWithNotes, review.RequestChanges, review.Block}
+	phases := []string{"review", "validate", "fix", "done", "stopped"}
+	oneOf("$.schema", r.Schema, Schema)
+	oneOf("$.state", r.State, InProgress, Done, Stopped)
+	oneOf("$.phase", r.Phase, phases...)
+	oneOf("$.depth", r.Depth, "quick", "standard", "deep")
+	switch {
+	case r.State == InProgress && (r.Verdict != "" || !r.Finished.IsZero()):
+		bad("$", "a report of a run in progress has no verdict and no finished time")
+	case r.State != InProgress && r.State != "":
+		oneOf("$.verdict", r.Verdict, verdicts...)
+		if r.Finished.IsZero() {
+			bad("$", "missing property \"finished\"")
+		}
+	}
+	if r.State == Stopped {
+		oneOf("$.stop_reason", r.StopReason, "max_iterations", "stalled", "budget", "no_progress", "aborted", "error")
+	}
+	if n := len(r.Summary); n < 3 || n > 6 {
+		bad("$.summary", "must have 3 to 6 lines (got %d)", n)
+	}
+	if r.Iterations < 0 || r.Duration < 0 || (r.Tokens != nil && *r.Tokens < 0) {
+		bad("$", "iterations, duration_seconds and tokens are never negative")
+	}
+	for i, f := range r.Findings {
+		p := fmt.Sprintf("$.findings[%d]", i)
+		if !isID(f.ID) {
+			bad(p+".id", "must look like F-0001 (got %q)", f.ID)
+		}
+		oneOf(p+".disposition", f.Disposition, dispositionOrder...)
+		oneOf(p+".status", f.Status, review.StatusOpen, review.StatusReopened, review.StatusResolved, review.StatusDisproved)
+		oneOf(p+".severity", f.Severity, review.Severities...)
+		oneOf(p+".category", f.Category, review.Categories...)
+		if f.Confidence < 0 || f.Confidence > 100 {
+			bad(p+".confidence", "must be 0 to 100 (got %d)", f.Confidence)
+		}
+		if f.Line < 1 || f.EndLine < 1 {
+			bad(p+".line", "line and end_line must be at least 1")
+		}
+	}
+	for i, rd := range r.Timeline {
+		if rd.Verdict != "" {
+			oneOf(fmt.Sprintf("$.timeline[%d].verdict", i), rd.Verdict, verdicts...)
+		}
+	}
+	for i, h := range r.History {
+		oneOf(fmt.Sprintf("$.history[%d].phase", i), h.Phase, phases...)
+	}
+	if ps != nil {
+		return errors.New(strings.Join(ps, "\n"))
 	}
 	return nil
 }
 
-// problems lists a validation error's leaves as "$.path: message" lines.
-func problems(ve *jsonschema.ValidationError) string {
-	if len(ve.Causes) > 0 {
-		var b strings.Builder
-		for _, c := range ve.Causes {
-			b.WriteString(problems(c))
-		}
-		return b.String()
-	}
-	path := "$"
-	for _, p := range ve.InstanceLocation {
-		path += "." + p
-	}
-	return fmt.Sprintf("- %s: %s\n", path, ve.ErrorKind.LocalizedString(message.NewPrinter(language.English)))
+// isID reports whether s is a finding id, "F-" and four or more digits
+// (no regexp: every hook process would pay for compiling it at start).
+func isID(s string) bool {
+	digits, ok := strings.CutPrefix(s, "F-")
+	return ok && len(digits) >= 4 && strings.Trim(digits, "0123456789") == ""
 }
 
 // ValidateMarkdown checks report.md: YAML frontmatter, then the report, and
