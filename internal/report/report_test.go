@@ -491,8 +491,14 @@ func TestValidateFile(t *testing.T) {
 			t.Errorf("ValidateFile = %q, %v, %v", summary, ok, err)
 		}
 	}
-	if _, ok, _ := report.ValidateFile([]byte(`{"schema":"whetstone.review/v1"}`)); ok {
-		t.Error("a reviewer report was taken for a run report")
+	for _, other := range []string{`{"schema":"whetstone.review/v1"}`, "---\nI reviewed it.\n\n```json\n{\"schema\":\"whetstone.review/v1\"}\n```\n"} {
+		if _, ok, _ := report.ValidateFile([]byte(other)); ok {
+			t.Errorf("an agent report was taken for a run report: %q", other)
+		}
+	}
+	md := rep.Markdown()
+	if _, ok, err := report.ValidateFile([]byte(md[strings.Index(md, "\n---\n")+5:])); !ok || err == nil || !strings.Contains(err.Error(), "frontmatter") {
+		t.Errorf("a report.md without its frontmatter: ok %v, err %v", ok, err)
 	}
 	bad := bytes.Replace(rep.JSON(), []byte(`"depth": "standard"`), []byte(`"depth": "deeper"`), 1)
 	if _, ok, err := report.ValidateFile(bad); !ok || err == nil || !strings.Contains(err.Error(), "$.depth") {

@@ -166,15 +166,15 @@ func lastJSONBlock(text string) ([]byte, error) {
 	return nil, fmt.Errorf("report.md ends with a fence %q but no %q line opens it", last, last+"json")
 }
 
-// ValidateFile checks data when it is a run report: report.md (it starts
-// with frontmatter) or report.json (a JSON object whose schema is
+// ValidateFile checks data when it is a run report: report.md (its
+// frontmatter or its last block says so) or report.json (a JSON object whose schema is
 // whetstone.report/v1). ok is false for anything else, left to the agent
 // report validators; summary says what a valid report holds.
 func ValidateFile(data []byte) (summary string, ok bool, err error) {
 	var r *Report
 	kind := "report.md"
 	switch {
-	case bytes.HasPrefix(data, []byte("---\n")):
+	case isReportMarkdown(data):
 		r, err = ValidateMarkdown(data)
 	case isReportJSON(data):
 		kind = "report.json"
@@ -190,6 +190,16 @@ func ValidateFile(data []byte) (summary string, ok bool, err error) {
 		verdict = "no verdict yet"
 	}
 	return fmt.Sprintf("valid %s (%s): run %s, %s, %s", kind, Schema, r.RunID, verdict, plural(len(r.Findings), "finding")), true, nil
+}
+
+// isReportMarkdown reports whether data looks like a report.md: it starts
+// with the report's frontmatter, or ends with a report.json block.
+func isReportMarkdown(data []byte) bool {
+	if bytes.HasPrefix(data, []byte("---\nschema: \""+Schema+"\"\n")) {
+		return true
+	}
+	block, err := lastJSONBlock(string(data))
+	return err == nil && isReportJSON(block)
 }
 
 func isReportJSON(data []byte) bool {
