@@ -167,7 +167,7 @@ func (r *Report) SARIF(version string) ([]byte, error) {
 			text += "\n\nSuggestion: " + f.Suggestion
 		}
 		res := sarifResult{RuleID: id, RuleIndex: rules[id], Level: level(f.Severity), Message: sarifText{text},
-			Locations: []sarifLocation{{sarifPhysical{sarifArtifact{uri(f.File)}, sarifRegion{f.Line, max(f.EndLine, f.Line)}}}},
+			Locations:           []sarifLocation{{sarifPhysical{sarifArtifact{uri(f.File)}, sarifRegion{f.Line, max(f.EndLine, f.Line)}}}},
 			PartialFingerprints: map[string]string{"whetstoneFinding/v1": Fingerprint(f)},
 			Properties: map[string]any{"id": f.ID, "severity": f.Severity, "confidence": f.Confidence, "disposition": f.Disposition,
 				"blocking": f.Blocking, "reviewers": f.Reviewers, "tags": []string{f.Category}}}

@@ -29,7 +29,9 @@ func ValidateJSON(data []byte) error {
 		return fmt.Errorf("- $: %v", err)
 	}
 	var ps []string
-	bad := func(path, format string, args ...any) { ps = append(ps, fmt.Sprintf("- %s: %s", path, fmt.Sprintf(format, args...))) }
+	bad := func(path, format string, args ...any) {
+		ps = append(ps, fmt.Sprintf("- %s: %s", path, fmt.Sprintf(format, args...)))
+	}
 	for _, k := range []string{"schema", "generator", "run_id", "state", "phase", "depth", "iterations", "settings", "started", "duration_seconds",
 		"tokens", "scope", "reviewers", "counts", "summary", "findings", "skipped_files", "timeline", "history"} {
 		if _, ok := fields[k]; !ok {
