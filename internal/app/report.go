@@ -227,7 +227,6 @@ func (a *App) Report(proj Project, r *loop.Run) *runreport.Report {
 		}
 		in.Iterations = append(in.Iterations, it)
 	}
-	in.Change.Files = slices.Clone(in.Change.Files)
 	return runreport.Build(in)
 }
 

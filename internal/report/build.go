@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -123,7 +124,7 @@ func findings(r *loop.Run, iters []Iteration) []Finding {
 				validation[res.ID] = &Claim{Iteration: n, Status: res.Status, Note: res.Note}
 			}
 		}
-		for _, name := range slices.Sorted(mapKeys(it.Reviews)) {
+		for _, name := range slices.Sorted(maps.Keys(it.Reviews)) {
 			for _, fc := range it.Reviews[name].FixChecks {
 				checks[fc.ID] = append(checks[fc.ID], FixCheck{Iteration: n, Reviewer: name, Status: fc.Status, Note: fc.Note})
 			}
@@ -143,16 +144,6 @@ func findings(r *loop.Run, iters []Iteration) []Finding {
 		out = append(out, f)
 	}
 	return out
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // dispose says where a finding stands, and why it does not block.
@@ -192,7 +183,7 @@ func timeline(iters []Iteration) []Round {
 	for i, it := range iters {
 		rd := Round{Iteration: i + 1, Reviewers: []AgentStatus{}}
 		if v := it.Verdict; v != nil {
-			for _, name := range slices.Sorted(mapKeys(v.Reviewers)) {
+			for _, name := range slices.Sorted(maps.Keys(v.Reviewers)) {
 				rd.Reviewers = append(rd.Reviewers, AgentStatus{Name: name, Status: v.Reviewers[name]})
 			}
 			rd.Findings, rd.Dropped, rd.Decision, rd.Tampered = len(v.Findings), v.Dropped, v.Decision, len(v.Tampered)

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -71,9 +72,9 @@ func (r *Report) Markdown() string {
 var frontmatterKeys = []string{"schema", "run_id", "state", "verdict", "stop_reason", "depth", "iterations",
 	"open_by_severity", "findings", "duration_seconds", "tokens", "scope", "base"}
 
-// Frontmatter is report.md's frontmatter, each value as JSON (YAML reads
+// frontmatterValues are report.md's frontmatter values, each as JSON (YAML reads
 // JSON scalars and objects as themselves).
-func (r *Report) Frontmatter() map[string]any {
+func (r *Report) frontmatterValues() map[string]any {
 	orNull := func(s string) any {
 		if s == "" {
 			return nil
@@ -93,7 +94,7 @@ func (r *Report) Frontmatter() map[string]any {
 
 func (r *Report) frontmatter(b *strings.Builder) {
 	b.WriteString("---\n")
-	fm := r.Frontmatter()
+	fm := r.frontmatterValues()
 	for _, k := range frontmatterKeys {
 		fmt.Fprintf(b, "%s: %s\n", k, yamlValue(fm[k]))
 	}
@@ -104,7 +105,7 @@ func (r *Report) frontmatter(b *strings.Builder) {
 // Maps come out with sorted keys; severities are put in their own order.
 func yamlValue(v any) string {
 	if m, ok := v.(map[string]int); ok {
-		keys := slices.Collect(mapKeys(m))
+		keys := slices.Collect(maps.Keys(m))
 		slices.SortFunc(keys, func(a, b string) int { return order(a) - order(b) })
 		parts := make([]string, len(keys))
 		for i, k := range keys {
@@ -297,7 +298,7 @@ func tally(m map[string]int) string {
 	if len(m) == 0 {
 		return "—"
 	}
-	keys := slices.Sorted(mapKeys(m))
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%d %s", m[k], review.InlineMD(k))

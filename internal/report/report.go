@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -199,7 +198,7 @@ func (r *Report) JSON() []byte {
 // so such a character can only be inside a string, where the escape means
 // the same.
 func escapeInvisible(data []byte) []byte {
-	if !slices.ContainsFunc([]rune(string(data)), invisible) {
+	if !strings.ContainsFunc(string(data), invisible) {
 		return data
 	}
 	var b bytes.Buffer
