@@ -213,7 +213,7 @@ var hostile = []string{
 
 // hostileReport is a run whose every text is hostile: titles, descriptions,
 // evidence, notes, the error, file names, the scope and the triage reasons.
-func hostileReport(t *testing.T) *report.Report {
+func hostileReport(t testing.TB) *report.Report {
 	t.Helper()
 	var ledger []review.Entry
 	var merged []review.Merged
