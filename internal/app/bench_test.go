@@ -156,7 +156,7 @@ func BenchmarkConcludeReview(b *testing.B) {
 	restore := func() {
 		for _, p := range []string{
 			filepath.Join(runDir, "iter-1", coreReviewers[4]+".json"), filepath.Join(runDir, "iter-1", "verdict.json"),
-			filepath.Join(runDir, "report.md"), filepath.Join(runDir, "report.json"), filepath.Join(ws, "analytics.jsonl"),
+			filepath.Join(runDir, "report.md"), filepath.Join(runDir, "report.json"), filepath.Join(runDir, "report.sarif"), filepath.Join(ws, "analytics.jsonl"),
 		} {
 			_ = os.Remove(p)
 		}
