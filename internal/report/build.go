@@ -177,10 +177,13 @@ func dispose(f Finding, s loop.Settings) (string, string) {
 	return Note, "it does not meet the blocking rule"
 }
 
-// timeline sums up each iteration's rounds.
+// timeline sums up each iteration that has a finished phase.
 func timeline(iters []Iteration) []Round {
 	out := []Round{}
 	for i, it := range iters {
+		if it.Verdict == nil && it.Fix == nil && it.Validation == nil {
+			continue // a round still under way, or never finished
+		}
 		rd := Round{Iteration: i + 1, Reviewers: []AgentStatus{}}
 		if v := it.Verdict; v != nil {
 			for _, name := range slices.Sorted(maps.Keys(v.Reviewers)) {
