@@ -379,3 +379,42 @@ func TestReportGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestReportWithoutItsFiles: a run file that cannot be used (a stored report
+// changed outside whetstone, a verdict.json that is not JSON) does not stop
+// the report: it is made from the rest and names what it lacks.
+func TestReportWithoutItsFiles(t *testing.T) {
+	a, proj, r := fixtureRun(t)
+	runDir := filepath.Join(proj.Root, ".whetstone", "runs", r.ID)
+	forged := filepath.Join(runDir, "iter-2", "critic.json")
+	data, err := os.ReadFile(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(forged, bytes.Replace(data, []byte("not_fixed"), []byte("fixed"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "iter-1", "verdict.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md, rep, err := a.RenderReport(proj, r, "md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Unavailable) != 2 || !strings.HasPrefix(rep.Unavailable[0], "iter-1/verdict.json: ") || !strings.HasPrefix(rep.Unavailable[1], "iter-2/critic.json: ") {
+		t.Errorf("unavailable = %q, want iter-1/verdict.json and iter-2/critic.json", rep.Unavailable)
+	}
+	for _, f := range rep.Findings {
+		for _, c := range f.FixChecks {
+			if c.Iteration == 2 && c.Reviewer == "critic" {
+				t.Errorf("%s carries a fix check from the forged report: %+v", f.ID, c)
+			}
+		}
+	}
+	if !bytes.Contains(md, []byte("\n## Not available\n\n- iter-1/verdict.json: ")) || rep.Verdict != "REQUEST_CHANGES" || len(rep.Findings) != 7 {
+		t.Errorf("the report does not say what it lacks, or lost the run's verdict and ledger:\n%s", md)
+	}
+	if _, err := runreport.ValidateMarkdown(md); err != nil {
+		t.Error(err)
+	}
+}
