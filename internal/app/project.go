@@ -104,7 +104,12 @@ func (p Project) writeReport(r *loop.Run, file string, data []byte) error {
 
 // readReport reads and verifies a report of the run's current iteration.
 func (p Project) readReport(r *loop.Run, file string) ([]byte, error) {
-	path := filepath.Join(p.runDir(r.ID), fmt.Sprintf("iter-%d", r.Iteration), file)
+	return p.readSealed(r.ID, r.Iteration, file)
+}
+
+// readSealed reads and verifies a stored report of any iteration of a run.
+func (p Project) readSealed(id string, iteration int, file string) ([]byte, error) {
+	path := filepath.Join(p.runDir(id), fmt.Sprintf("iter-%d", iteration), file)
 	name, err := state.Name(p.Root, path)
 	if err != nil {
 		return nil, err
@@ -116,22 +121,15 @@ func (p Project) readReport(r *loop.Run, file string) ([]byte, error) {
 	return state.Open(p.Key, state.KindReport, name, data)
 }
 
-// readStored reads, verifies and decodes a sealed report of any iteration
+// readStored reads, verifies and decodes a stored report of any iteration
 // of a run into v; its errors name the file.
 func (p Project) readStored(id string, iteration int, file string, v any) error {
-	rel := filepath.Join(fmt.Sprintf("iter-%d", iteration), file)
-	path := filepath.Join(p.runDir(id), rel)
-	name, err := state.Name(p.Root, path)
+	data, err := p.readSealed(id, iteration, file)
 	if err == nil {
-		var data []byte
-		if data, err = safeio.ReadOwn(p.Root, path, maxReport); err == nil {
-			if data, err = state.Open(p.Key, state.KindReport, name, data); err == nil {
-				err = json.Unmarshal(data, v)
-			}
-		}
+		err = json.Unmarshal(data, v)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.ToSlash(rel), err)
+		return fmt.Errorf("iter-%d/%s: %w", iteration, file, err)
 	}
 	return nil
 }
