@@ -495,8 +495,14 @@ func TestStopsAtMaxIterations(t *testing.T) {
 	st := s.claude("/whetstone:review --max-iterations 2")
 
 	run := wantRun(t, r, "stopped", "max_iterations", "REQUEST_CHANGES", 2)
-	wantFiles(t, r, run, "iter-1/verdict.json", "iter-1/fix.json", "iter-2/verdict.json", "report.md")
+	wantFiles(t, r, run, "iter-1/verdict.json", "iter-1/fix.json", "iter-2/verdict.json", "report.md", "report.json", "report.sarif")
 	wantSummary(t, st, "STOPPED (max_iterations)")
+	// The CI recipe's last step fails the job on this verdict.
+	if _, code := s.whetstone("report", "--exit-code", "--format", "json"); code != 1 {
+		t.Errorf("report --exit-code on a REQUEST_CHANGES run exited %d, want 1", code)
+	}
+	sarif, _ := s.whetstone("report", "--format", "sarif")
+	wantValidSARIF(t, sarif)
 }
 
 // TestStopsWhenStalled: the same finding comes back after the fix → STOPPED

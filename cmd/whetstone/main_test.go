@@ -39,6 +39,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("WHETSTONE_NOW", "2026-11-20T10:00:00Z")
+			env.Setenv("WHETSTONE_VERSION", whetstone.Version) // reports name it; cmpenv files say $WHETSTONE_VERSION
 			// Each script has its own key, outside the project.
 			env.Setenv("WHETSTONE_STATE_DIR", filepath.Join(env.WorkDir, "..", "state-"+filepath.Base(env.WorkDir)))
 			env.Setenv("FIXTURES", fixtures)

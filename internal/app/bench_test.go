@@ -173,7 +173,7 @@ func BenchmarkConcludeReview(b *testing.B) {
 		}
 		for _, p := range []string{
 			filepath.Join(runDir, "iter-1", coreReviewers[4]+".json"), filepath.Join(runDir, "iter-1", "verdict.json"),
-			filepath.Join(runDir, "report.md"), filepath.Join(runDir, "report.json"), filepath.Join(ws, "analytics.jsonl"), filepath.Join(runDir, "rounds.md"),
+			filepath.Join(runDir, "report.md"), filepath.Join(runDir, "report.json"), filepath.Join(runDir, "report.sarif"), filepath.Join(ws, "analytics.jsonl"), filepath.Join(runDir, "rounds.md"),
 		} {
 			_ = os.Remove(p)
 		}

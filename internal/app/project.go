@@ -104,7 +104,12 @@ func (p Project) writeReport(r *loop.Run, file string, data []byte) error {
 
 // readReport reads and verifies a report of the run's current iteration.
 func (p Project) readReport(r *loop.Run, file string) ([]byte, error) {
-	path := filepath.Join(p.runDir(r.ID), fmt.Sprintf("iter-%d", r.Iteration), file)
+	return p.readSealed(r.ID, r.Iteration, file)
+}
+
+// readSealed reads and verifies a stored report of any iteration of a run.
+func (p Project) readSealed(id string, iteration int, file string) ([]byte, error) {
+	path := filepath.Join(p.runDir(id), fmt.Sprintf("iter-%d", iteration), file)
 	name, err := state.Name(p.Root, path)
 	if err != nil {
 		return nil, err
@@ -114,6 +119,19 @@ func (p Project) readReport(r *loop.Run, file string) ([]byte, error) {
 		return nil, err
 	}
 	return state.Open(p.Key, state.KindReport, name, data)
+}
+
+// readStored reads, verifies and decodes a stored report of any iteration
+// of a run into v; its errors name the file.
+func (p Project) readStored(id string, iteration int, file string, v any) error {
+	data, err := p.readSealed(id, iteration, file)
+	if err == nil {
+		err = json.Unmarshal(data, v)
+	}
+	if err != nil {
+		return fmt.Errorf("iter-%d/%s: %w", iteration, file, err)
+	}
+	return nil
 }
 
 // maxLedger caps a ledger file.

@@ -1,14 +1,20 @@
 package app
 
 import (
-	"bufio"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"path/filepath"
-	"strings"
-	"time"
+	"slices"
 
+	"github.com/whetstone-dev/whetstone"
+	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
+	runreport "github.com/whetstone-dev/whetstone/internal/report"
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
@@ -53,22 +59,23 @@ func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[
 	return writeFile(filepath.Join(dir, "verdict.json"), marshal(v))
 }
 
-// finish writes a finished run's report.md and report.json.
+// finish writes a finished run's report.md, report.json and report.sarif.
 func (a *App) finish(proj Project, r *loop.Run) error {
-	if err := proj.LoadCold(r); err != nil {
-		// The report is still written, from what the state says.
-		fmt.Fprintf(a.Log, "run %s: report without its ledger: %v\n", r.ID, err)
-	}
+	rep := a.Report(proj, r)
 	dir := proj.runDir(r.ID)
-	data := marshal(map[string]any{
-		"schema": "whetstone.report/v1", "run_id": r.ID, "phase": r.Phase, "stop_reason": r.StopReason,
-		"verdict": r.Verdict, "iterations": r.Iteration, "settings": r.Settings, "reviewers": r.Roster,
-		"findings": r.Findings, "history": r.History,
-	})
-	if err := writeFile(filepath.Join(dir, "report.json"), data); err != nil {
+	sarif, err := rep.SARIF(whetstone.Version)
+	if err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, "report.md"), []byte(Markdown(r, proj.Change(r.ID))))
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"report.json", rep.JSON()}, {"report.md", []byte(rep.Markdown())}, {"report.sarif", sarif}} {
+		if err := writeFile(filepath.Join(dir, f.name), f.data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Change returns a run's context.json, or the zero Context when it cannot
@@ -78,70 +85,84 @@ func (p Project) Change(id string) scope.Context {
 	return c
 }
 
-// Markdown renders a run as a human report: the verdict, what was reviewed
-// (and what triage skipped), every finding, the history. Every text it did
-// not write itself — titles and files from reviewers, paths and branch names
-// from the repository, notes — goes through review.InlineMD, EscapeMD or
-// CodeMD: it renders as itself and never starts a line, so it cannot pass
-// for a heading, a verdict, a list item, a link, HTML or a table row.
-func Markdown(r *loop.Run, change scope.Context) string {
-	var b strings.Builder
-	w := bufio.NewWriter(&b)
-	md := review.InlineMD
-	fmt.Fprintf(w, "# whetstone review %s\n\n", md(r.ID))
-	fmt.Fprintf(w, "**Verdict: %s** — ", md(r.Verdict))
-	if r.Phase == loop.Done {
-		fmt.Fprintf(w, "converged after %d iteration(s).\n\n", r.Iteration)
-	} else {
-		fmt.Fprintf(w, "stopped (%s) at iteration %d.\n\n", md(r.StopReason), r.Iteration)
+// maxVerdict caps a verdict.json (100 findings of at most 60 000 characters
+// of text each fit).
+const maxVerdict = 16 << 20
+
+// Report builds the report of a run, finished or not, from its state, its
+// ledger and the files of each iteration. A file that cannot be used is
+// named in the report's "unavailable" list; the report is made anyway.
+func (a *App) Report(proj Project, r *loop.Run) *runreport.Report {
+	in := runreport.Input{Version: whetstone.Version, Run: r, Now: a.Now()}
+	if err := proj.LoadCold(r); err != nil {
+		in.Unavailable = append(in.Unavailable, fmt.Sprintf("the ledger: %v (findings and history are missing)", err))
 	}
-	if r.Error != "" {
-		fmt.Fprintf(w, "Error: %s\n\n", review.EscapeMD(r.Error))
+	c, err := loadContext(proj.runDir(r.ID))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		in.Unavailable = append(in.Unavailable, fmt.Sprintf("context.json: %v", err))
 	}
-	fmt.Fprintf(w, "Depth %s · reviewers: %s\n\n", md(r.Settings.Depth), mdList(r.Roster))
-	if change.Description != "" {
-		fmt.Fprintf(w, "Reviewed: %s; %d file(s).\n\n", review.EscapeMD(change.Description), len(change.Files))
-	}
-	skipped := 0
-	for _, f := range change.Files {
-		if f.Triage == "skip" {
-			fmt.Fprintf(w, "- skipped by triage: %s (%s)\n", review.CodeMD(f.Path), md(f.TriageReason))
-			skipped++
+	in.Change = c
+	note := func(err error) {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			in.Unavailable = append(in.Unavailable, err.Error())
 		}
 	}
-	if skipped > 0 {
-		w.WriteString("\n")
-	}
-	if len(r.Findings) == 0 {
-		w.WriteString("No findings.\n")
-	} else {
-		w.WriteString("| id | status | severity | conf. | location | title | reviewers | fixer |\n|---|---|---|---|---|---|---|---|\n")
-		for _, e := range r.Findings {
-			status := e.Status
-			if e.PreExisting {
-				status += " (pre-existing)"
+	for n := 1; n <= r.Iteration; n++ {
+		it := runreport.Iteration{Reviews: map[string]*review.Report{}}
+		dir := fmt.Sprintf("iter-%d", n)
+		if data, err := safeio.ReadOwn(proj.Root, filepath.Join(proj.runDir(r.ID), dir, "verdict.json"), maxVerdict); err == nil {
+			var v runreport.Verdict
+			if err := json.Unmarshal(data, &v); err != nil {
+				note(fmt.Errorf("%s/verdict.json: %w", dir, err))
+			} else {
+				it.Verdict = &v
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s |\n", md(e.ID), md(status), md(e.Severity), e.Confidence,
-				mdCell(review.CodeMD(fmt.Sprintf("%s:%d", e.File, e.Line))), md(e.Title), mdList(e.Reviewers), md(e.Claim))
+		} else {
+			note(fmt.Errorf("%s/verdict.json: %w", dir, err))
 		}
+		if it.Verdict != nil {
+			for _, name := range slices.Sorted(maps.Keys(it.Verdict.Reviewers)) {
+				if it.Verdict.Reviewers[name] != loop.Reported || !hook.ValidName(name) {
+					continue
+				}
+				var rv review.Report
+				note(proj.readStored(r.ID, n, name+".json", &rv))
+				it.Reviews[name] = &rv
+			}
+		}
+		var fix review.FixReport
+		if err := proj.readStored(r.ID, n, "fix.json", &fix); err == nil {
+			it.Fix = &fix
+		} else {
+			note(err)
+		}
+		var check review.ValidationReport
+		if err := proj.readStored(r.ID, n, "validation.json", &check); err == nil {
+			it.Validation = &check
+		} else {
+			note(err)
+		}
+		in.Iterations = append(in.Iterations, it)
 	}
-	w.WriteString("\n## History\n\n")
-	for _, s := range r.History {
-		fmt.Fprintf(w, "- %s · iteration %d · %s: %s\n", s.At.UTC().Format(time.RFC3339), s.Iteration, md(string(s.Phase)), review.EscapeMD(s.Note))
-	}
-	w.Flush()
-	return b.String()
+	return runreport.Build(in)
 }
 
-// mdList lists names for Markdown, each made safe.
-func mdList(list []string) string {
-	out := make([]string, len(list))
-	for i, n := range list {
-		out[i] = review.InlineMD(n)
-	}
-	return strings.Join(out, ", ")
-}
+// Formats are the formats `whetstone report` prints.
+var Formats = []string{"md", "json", "sarif", "rdjson"}
 
-// mdCell makes a code span safe in a table cell: GitHub splits a row at every
-// unescaped "|" before it parses spans, and un-escapes "\|" inside them.
-func mdCell(code string) string { return strings.ReplaceAll(code, "|", `\|`) }
+// RenderReport renders a run's report in one of Formats.
+func (a *App) RenderReport(proj Project, r *loop.Run, format string) ([]byte, *runreport.Report, error) {
+	rep := a.Report(proj, r)
+	switch format {
+	case "md":
+		return []byte(rep.Markdown()), rep, nil
+	case "json":
+		return rep.JSON(), rep, nil
+	case "sarif":
+		data, err := rep.SARIF(whetstone.Version)
+		return data, rep, err
+	case "rdjson":
+		return rep.RDJSON(), rep, nil
+	}
+	return nil, nil, fmt.Errorf("unknown report format %q", format)
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/app"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
+	runreport "github.com/whetstone-dev/whetstone/internal/report"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/state"
@@ -196,7 +197,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			},
 			{
 				Name:      "validate",
-				Usage:     "check a reviewer, fixer or validator report (JSON, or a final message holding it)",
+				Usage:     "check a reviewer, fixer or validator report (JSON, or a final message holding it), or a run's report.json or report.md",
 				UsageText: "whetstone validate FILE",
 				Action: func(c *urfave.Context) error {
 					if c.NArg() != 1 {
@@ -230,26 +231,36 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			},
 			{
 				Name:      "report",
-				Usage:     "print the latest run's report",
-				UsageText: "whetstone report [--format md|json] [--run ID]",
-				Flags:     []urfave.Flag{&urfave.StringFlag{Name: "format", Value: "md", Usage: "md or json"}, runFlag},
+				Usage:     "print a run's report (the latest run, or --run ID); finished runs also have it in .whetstone/runs/<id>/report.{md,json,sarif}",
+				UsageText: "whetstone report [--format md|json|sarif|rdjson] [--exit-code] [--run ID]",
+				Flags: []urfave.Flag{
+					&urfave.StringFlag{Name: "format", Value: "md", Usage: "md, json, sarif or rdjson (reviewdog)"},
+					&urfave.BoolFlag{Name: "exit-code", Usage: "exit 1 when the verdict is REQUEST_CHANGES or BLOCK, or the run has no verdict yet"},
+					runFlag,
+				},
 				Action: func(c *urfave.Context) error {
+					format := c.String("format")
+					if !slices.Contains(app.Formats, format) {
+						return usageErr("report: --format must be one of %s (got %q)", strings.Join(app.Formats, ", "), format)
+					}
 					proj, r, err := pickRun(a, c.String("run"), false)
 					if err != nil {
 						return err
 					}
-					switch c.String("format") {
-					case "md":
-						if err := proj.LoadCold(r); err != nil {
-							return err
-						}
-						_, err = io.WriteString(stdout, app.Markdown(r, proj.Change(r.ID)))
-					case "json":
-						_, err = stdout.Write(marshalRun(r))
-					default:
-						return usageErr("report: --format must be md or json (got %q)", c.String("format"))
+					data, rep, err := a.RenderReport(proj, r, format)
+					if err != nil {
+						return err
 					}
-					return err
+					if _, err := stdout.Write(data); err != nil {
+						return err
+					}
+					if c.Bool("exit-code") && rep.Blocks() {
+						if rep.Verdict == "" {
+							return exitError{1, fmt.Errorf("run %s is still in progress: no verdict yet", rep.RunID)}
+						}
+						return exitError{1, fmt.Errorf("run %s: %s", rep.RunID, rep.Verdict)}
+					}
+					return nil
 				},
 			},
 			{
@@ -441,6 +452,13 @@ func validate(path string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if summary, ok, err := runreport.ValidateFile(data); ok {
+		if err != nil {
+			return fmt.Errorf("%s is %w", path, err)
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", path, summary)
+		return nil
+	}
 	// A file that is one JSON object is the report itself; anything else is
 	// a final message the report is extracted from, as the hook does.
 	raw := bytes.TrimSpace(data)
@@ -467,7 +485,7 @@ func validate(path string, stdout io.Writer) error {
 		r, ps = review.ValidateValidation(raw, exp)
 		summary = fmt.Sprintf("%d result(s)", len(r.Results))
 	default:
-		return fmt.Errorf("%s: $.schema: must be one of %s, %s, %s (got %q)", path, review.SchemaReview, review.SchemaFix, review.SchemaValidation, s)
+		return fmt.Errorf("%s: $.schema: must be one of %s, %s, %s, %s (got %q)", path, review.SchemaReview, review.SchemaFix, review.SchemaValidation, runreport.Schema, s)
 	}
 	if ps != nil {
 		return fmt.Errorf("%s is not a valid %s report:\n%s", path, review.SchemaOf(raw), ps)

@@ -96,7 +96,9 @@ func TestCheckLinear(t *testing.T) {
 		if tb > 5*time.Second {
 			t.Errorf("%s: Check on %d bytes took %v", name, len(big), tb)
 		}
-		if ratio := float64(tb) / float64(max(ts, time.Millisecond)); ratio > 30 {
+		// Linear is 10 times; quadratic would be 100. A loaded machine
+		// has been seen at 35.
+		if ratio := float64(tb) / float64(max(ts, time.Millisecond)); ratio > 45 {
 			t.Errorf("%s: 10 times the input took %.0f times as long (%v, %v)", name, ratio, ts, tb)
 		}
 	}
