@@ -54,5 +54,7 @@ demo: build
 generate:
 	$(GO) run ./cmd/genagents
 
+# clean removes everything the Makefile creates: the binaries, the release
+# directory, packed tarballs and the clients installed into $(CACHE).
 clean:
-	rm -rf bin
+	rm -rf bin dist whetstone-*.tgz $(CACHE)/claude $(CACHE)/opencode
