@@ -4,12 +4,20 @@ GO ?= go
 CACHE ?= $(CURDIR)/.cache
 export WHETSTONE_CACHE := $(CACHE)
 
-.PHONY: build test unit e2e fuzz bench demo claude bwrap clean generate
+.PHONY: build dist pack test unit e2e fuzz bench demo claude bwrap clean generate
 
 build: bin/whetstone
 
+# The launcher (scripts/whetstone) runs bin/whetstone only when the version in
+# bin/whetstone.version, which is what the binary reports, is VERSION.
 bin/whetstone: go.mod go.sum VERSION $(shell find cmd internal -name '*.go' -not -name '*_test.go' 2>/dev/null) version.go
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -o $@ ./cmd/whetstone
+	./$@ version | sed 's/^whetstone //' >$@.version
+
+# dist cross-builds the release binaries, reproducibly, into
+# dist/bin/<goos>-<goarch>/whetstone[.exe] with dist/SHA256SUMS.
+dist:
+	./scripts/dist
 
 # claude installs the pinned Claude Code (2.1.329) into $(CACHE)/claude from
 # the npm registry, once; scripts/install-claude prints the binary's path.
