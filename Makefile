@@ -3,6 +3,7 @@ SHELL := /bin/sh
 GO ?= go
 CACHE ?= $(CURDIR)/.cache
 export WHETSTONE_CACHE := $(CACHE)
+VERSION := $(shell cat VERSION)
 
 .PHONY: build dist pack test unit e2e fuzz bench demo claude bwrap clean generate
 
@@ -18,6 +19,12 @@ bin/whetstone: go.mod go.sum VERSION $(shell find cmd internal -name '*.go' -not
 # dist/bin/<goos>-<goarch>/whetstone[.exe] with dist/SHA256SUMS.
 dist:
 	./scripts/dist
+
+# pack makes the npm package dist/whetstone-<VERSION>.tgz, at once a Claude
+# Code plugin and an OpenCode plugin, carrying the binaries of dist (its
+# prepack step, scripts/pack, copies them into bin/<goos>-<goarch>/).
+pack: dist
+	npm pack --pack-destination dist
 
 # claude installs the pinned Claude Code (2.1.329) into $(CACHE)/claude from
 # the npm registry, once; scripts/install-claude prints the binary's path.
@@ -39,9 +46,13 @@ unit: build bwrap
 	$(GO) test -count=1 -run '^TestCheckLinear$$' ./internal/shell/
 	$(MAKE) fuzz FUZZTIME=20000x
 
-e2e: build
+# e2e also checks the six release binaries and runs the package tests on the
+# tarball (e2e/package_test.go).
+e2e: build pack
+	WHETSTONE_DIST="$(CURDIR)/dist" $(GO) test -count=1 -run '^TestDistAllPlatforms$$' .
 	c=$$(./scripts/install-claude) && ./scripts/validate-plugin "$$c" && \
-	WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" $(GO) test -count=1 -timeout 30m ./e2e/
+	WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" WHETSTONE_PACKAGE="$(CURDIR)/dist/whetstone-$(VERSION).tgz" \
+	$(GO) test -count=1 -timeout 30m ./e2e/
 
 FUZZTIME ?= 5m
 fuzz:
