@@ -13,7 +13,7 @@ build: bin/whetstone
 # bin/whetstone.version, which is what the binary reports, is VERSION.
 bin/whetstone: go.mod go.sum VERSION $(shell find cmd internal -name '*.go' -not -name '*_test.go' 2>/dev/null) version.go
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -o $@ ./cmd/whetstone
-	./$@ version | sed 's/^whetstone //' >$@.version
+	./$@ version | sed 's/^whetstone //' >$@.version.tmp && mv -f $@.version.tmp $@.version
 
 # dist cross-builds the release binaries, reproducibly, into
 # dist/bin/<goos>-<goarch>/whetstone[.exe] with dist/SHA256SUMS.

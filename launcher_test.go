@@ -237,3 +237,27 @@ func TestLauncherPackagedOtherPlatform(t *testing.T) {
 		t.Errorf("pre-tool-use: err %v, stdout %q; want exit 0 and no answer", err, stdout)
 	}
 }
+
+// TestLauncherParallelVersionCheck: sixteen hooks meet a new bin/whetstone
+// at once; while some write the remembered version, none reads it half
+// written and passes the binary over (which, without Go, would leave the
+// tool call ungated).
+func TestLauncherParallelVersionCheck(t *testing.T) {
+	plugin, data := pluginCopy(t), t.TempDir()
+	fakeBinary(t, filepath.Join(plugin, "bin", "whetstone"), "fresh", Version)
+	var wg sync.WaitGroup
+	outs := make([]string, 16)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], _, _ = launch(t, plugin, data, "/usr/bin:/bin", "pre-tool-use", noRunPayload)
+		}()
+	}
+	wg.Wait()
+	for i, out := range outs {
+		if out != "fresh hook pre-tool-use\n" {
+			t.Errorf("hook %d: stdout %q; want bin/whetstone run", i, out)
+		}
+	}
+}
