@@ -261,3 +261,15 @@ func TestLauncherParallelVersionCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestLauncherCheckoutIgnoresPackedBinaries: bin/<goos>-<goarch>/ in a
+// source checkout is left over from some `make pack`, of unknown version,
+// and is never run.
+func TestLauncherCheckoutIgnoresPackedBinaries(t *testing.T) {
+	plugin, data := pluginCopy(t), t.TempDir()
+	fakeBinary(t, filepath.Join(plugin, "bin", runtime.GOOS+"-"+runtime.GOARCH, "whetstone"), "leftover", "0.0.1")
+	stdout, stderr, err := launch(t, plugin, data, "/usr/bin:/bin", "pre-tool-use", noRunPayload)
+	if err != nil || stdout != "" || !strings.Contains(stderr, "no Go toolchain to build it") {
+		t.Errorf("err %v, stdout %q, stderr %q; want the leftover passed over and the no-Go message", err, stdout, stderr)
+	}
+}
