@@ -77,3 +77,4 @@ generate:
 # directory, packed tarballs and the clients installed into $(CACHE).
 clean:
 	rm -rf bin dist whetstone-*.tgz $(CACHE)/claude $(CACHE)/opencode
+	rmdir $(CACHE) 2>/dev/null || true
