@@ -273,3 +273,21 @@ func TestLauncherCheckoutIgnoresPackedBinaries(t *testing.T) {
 		t.Errorf("err %v, stdout %q, stderr %q; want the leftover passed over and the no-Go message", err, stdout, stderr)
 	}
 }
+
+// TestLauncherPackagedUnderGitBash: under Git for Windows' bash, uname says
+// MINGW64_NT-… and x86_64 or aarch64; the launcher picks
+// bin/windows-<arch>/whetstone.exe (uname is faked here; the .exe is a
+// script, as the launcher only execs it).
+func TestLauncherPackagedUnderGitBash(t *testing.T) {
+	for machine, arch := range map[string]string{"x86_64": "amd64", "aarch64": "arm64"} {
+		plugin, data := packageCopy(t, "windows-"+arch), t.TempDir()
+		os.Rename(filepath.Join(plugin, "bin", "windows-"+arch, "whetstone"), filepath.Join(plugin, "bin", "windows-"+arch, "whetstone.exe"))
+		fake := t.TempDir()
+		uname := "#!/bin/sh\ncase $1 in -s) echo MINGW64_NT-10.0-26100 ;; -m) echo " + machine + " ;; esac\n"
+		os.WriteFile(filepath.Join(fake, "uname"), []byte(uname), 0o755)
+		stdout, stderr, err := launch(t, plugin, data, fake+":/usr/bin:/bin", "pre-tool-use", noRunPayload)
+		if err != nil || stdout != "packaged hook pre-tool-use\n" {
+			t.Errorf("%s: err %v, stdout %q, stderr %q; want bin/windows-%s/whetstone.exe run", machine, err, stdout, stderr, arch)
+		}
+	}
+}
