@@ -3,13 +3,28 @@ SHELL := /bin/sh
 GO ?= go
 CACHE ?= $(CURDIR)/.cache
 export WHETSTONE_CACHE := $(CACHE)
+VERSION := $(shell cat VERSION)
 
-.PHONY: build test unit e2e fuzz bench demo claude bwrap clean generate
+.PHONY: build dist pack test unit e2e fuzz bench demo claude bwrap clean generate
 
 build: bin/whetstone
 
+# The launcher (scripts/whetstone) runs bin/whetstone only when the version in
+# bin/whetstone.version, which is what the binary reports, is VERSION.
 bin/whetstone: go.mod go.sum VERSION $(shell find cmd internal -name '*.go' -not -name '*_test.go' 2>/dev/null) version.go
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -o $@ ./cmd/whetstone
+	./$@ version | sed 's/^whetstone //' >$@.version.tmp && mv -f $@.version.tmp $@.version
+
+# dist cross-builds the release binaries, reproducibly, into
+# dist/bin/<goos>-<goarch>/whetstone[.exe] with dist/SHA256SUMS.
+dist:
+	./scripts/dist
+
+# pack makes the npm package dist/whetstone-<VERSION>.tgz, at once a Claude
+# Code plugin and an OpenCode plugin, carrying the binaries of dist (its
+# prepack step, scripts/pack, copies them into bin/<goos>-<goarch>/).
+pack: dist
+	npm pack --pack-destination dist
 
 # claude installs the pinned Claude Code (2.1.329) into $(CACHE)/claude from
 # the npm registry, once; scripts/install-claude prints the binary's path.
@@ -31,9 +46,13 @@ unit: build bwrap
 	$(GO) test -count=1 -run '^TestCheckLinear$$' ./internal/shell/
 	$(MAKE) fuzz FUZZTIME=20000x
 
-e2e: build
+# e2e also checks the six release binaries and runs the package tests on the
+# tarball (e2e/package_test.go).
+e2e: build pack
+	WHETSTONE_DIST="$(CURDIR)/dist" $(GO) test -count=1 -run '^TestDistAllPlatforms$$' .
 	c=$$(./scripts/install-claude) && ./scripts/validate-plugin "$$c" && \
-	WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" $(GO) test -count=1 -timeout 30m ./e2e/
+	WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" WHETSTONE_PACKAGE="$(CURDIR)/dist/whetstone-$(VERSION).tgz" \
+	$(GO) test -count=1 -timeout 30m ./e2e/
 
 FUZZTIME ?= 5m
 fuzz:
@@ -54,5 +73,8 @@ demo: build
 generate:
 	$(GO) run ./cmd/genagents
 
+# clean removes everything the Makefile creates: the binaries, the release
+# directory, packed tarballs and the clients installed into $(CACHE).
 clean:
-	rm -rf bin
+	rm -rf bin dist whetstone-*.tgz $(CACHE)/claude $(CACHE)/opencode
+	rmdir $(CACHE) 2>/dev/null || true

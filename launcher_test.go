@@ -2,12 +2,15 @@ package whetstone
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // pluginCopy makes a plugin directory that has whetstone's sources but no
@@ -98,5 +101,193 @@ func TestLauncherWithoutGo(t *testing.T) {
 	stdout, _, err = launch(t, plugin, data, "/usr/bin:/bin", "user-prompt-submit", `{"session_id":"s","prompt":"/whetstone:review"}`)
 	if err != nil || !strings.Contains(stdout, "the review loop is not running") {
 		t.Errorf("user-prompt-submit: err %v, stdout %q", err, stdout)
+	}
+	stdout, _, err = launch(t, plugin, data, "/usr/bin:/bin", "user-prompt-submit", `{"session_id":"s","prompt":"hello"}`)
+	if err != nil || stdout != "" {
+		t.Errorf("user-prompt-submit of another prompt: err %v, stdout %q; want silence", err, stdout)
+	}
+	// Once per session: the user sees it as a system message at startup, not
+	// again when the context is compacted.
+	stdout, _, err = launch(t, plugin, data, "/usr/bin:/bin", "session-start", `{"session_id":"s","source":"startup"}`)
+	var m struct{ SystemMessage string }
+	if err != nil || json.Unmarshal([]byte(stdout), &m) != nil ||
+		!strings.Contains(m.SystemMessage, "no Go toolchain to build it") || !strings.Contains(m.SystemMessage, "Install Go 1.26.8") {
+		t.Errorf("session-start: err %v, stdout %q; want one systemMessage saying what to do", err, stdout)
+	}
+	stdout, _, err = launch(t, plugin, data, "/usr/bin:/bin", "session-start", `{"session_id":"s","source":"compact"}`)
+	if err != nil || stdout != "" {
+		t.Errorf("session-start after compact: err %v, stdout %q; want silence", err, stdout)
+	}
+}
+
+// fakeBinary writes an executable shell script at path that answers
+// `version` with "whetstone <v>" and anything else with "<name> <args>",
+// and appends each `version` call to path.calls.
+func fakeBinary(t *testing.T, path, name, v string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	script := "#!/bin/sh\nif [ \"$1\" = version ]; then echo x >>\"$0.calls\"; echo \"whetstone " + v + "\"; exit 0; fi\necho " + name + " \"$@\"\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func calls(path string) int {
+	b, _ := os.ReadFile(path + ".calls")
+	return strings.Count(string(b), "x")
+}
+
+// TestLauncherChecksCheckoutVersion: a source checkout's bin/whetstone runs
+// only when the version it reports is VERSION; its answer is remembered, so
+// the binary is asked once, and asked again when it is replaced.
+func TestLauncherChecksCheckoutVersion(t *testing.T) {
+	plugin, data := pluginCopy(t), t.TempDir()
+	bin := filepath.Join(plugin, "bin", "whetstone")
+	fakeBinary(t, bin, "stale", "0.0.1")
+	for range 2 {
+		stdout, stderr, err := launch(t, plugin, data, "/usr/bin:/bin", "pre-tool-use", noRunPayload)
+		if err != nil || stdout != "" || !strings.Contains(stderr, "is version 0.0.1, not "+Version) || !strings.Contains(stderr, "no Go toolchain to build it") {
+			t.Fatalf("stale bin/whetstone without Go: err %v, stdout %q, stderr %q; want it refused, a message, exit 0", err, stdout, stderr)
+		}
+	}
+	if n := calls(bin); n != 1 {
+		t.Errorf("the stale binary was asked its version %d times in two hooks, want 1 (remembered)", n)
+	}
+
+	// Later, `make build` replaces the binary: it is newer than the answer.
+	past := time.Now().Add(-time.Minute)
+	os.Chtimes(bin+".version", past, past)
+	fakeBinary(t, bin, "fresh", Version)
+	for range 2 {
+		stdout, _, err := launch(t, plugin, data, "/usr/bin:/bin", "pre-tool-use", noRunPayload)
+		if err != nil || stdout != "fresh hook pre-tool-use\n" {
+			t.Fatalf("bin/whetstone of version %s: err %v, stdout %q; want it run", Version, err, stdout)
+		}
+	}
+	if n := calls(bin); n != 2 {
+		t.Errorf("the binary was asked its version %d times in all, want 2 (once per binary)", n)
+	}
+}
+
+// TestLauncherStaleCheckoutRebuilds: with Go, a stale bin/whetstone is
+// passed over and the right version is built into the plugin data.
+func TestLauncherStaleCheckoutRebuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	plugin, data := pluginCopy(t), t.TempDir()
+	fakeBinary(t, filepath.Join(plugin, "bin", "whetstone"), "stale", "0.0.1")
+	stdout, stderr, err := launch(t, plugin, data, os.Getenv("PATH"), "pre-tool-use", noRunPayload)
+	if err != nil || stdout != "" {
+		t.Fatalf("err %v, stdout %q, stderr %q; want the rebuilt binary's empty answer", err, stdout, stderr)
+	}
+	out, err := exec.Command(filepath.Join(data, "whetstone-"+Version), "version").Output()
+	if err != nil || string(out) != "whetstone "+Version+"\n" {
+		t.Errorf("built binary: %q, %v", out, err)
+	}
+}
+
+// packageCopy makes an npm-package-shaped plugin: the launcher, VERSION and
+// bin/<platform>/whetstone, no Go sources.
+func packageCopy(t *testing.T, platform string) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
+	script, _ := os.ReadFile("scripts/whetstone")
+	os.WriteFile(filepath.Join(dir, "scripts", "whetstone"), script, 0o755)
+	os.WriteFile(filepath.Join(dir, "VERSION"), []byte(Version+"\n"), 0o644)
+	fakeBinary(t, filepath.Join(dir, "bin", platform, "whetstone"), "packaged", Version)
+	return dir
+}
+
+// TestLauncherPackaged: in a package the binary for this platform runs
+// without Go; the first hook links it into the plugin data and later hooks
+// take that link.
+func TestLauncherPackaged(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the launcher is a POSIX shell script")
+	}
+	plugin, data := packageCopy(t, runtime.GOOS+"-"+runtime.GOARCH), t.TempDir()
+	for range 2 {
+		stdout, stderr, err := launch(t, plugin, data, "/usr/bin:/bin", "pre-tool-use", noRunPayload)
+		if err != nil || stdout != "packaged hook pre-tool-use\n" {
+			t.Fatalf("err %v, stdout %q, stderr %q; want the packaged binary run", err, stdout, stderr)
+		}
+	}
+	link, err := os.Readlink(filepath.Join(data, "whetstone-"+Version))
+	if want := filepath.Join(plugin, "bin", runtime.GOOS+"-"+runtime.GOARCH, "whetstone"); err != nil || link != want {
+		t.Errorf("plugin data link: %q, %v; want %s", link, err, want)
+	}
+	if entries, _ := os.ReadDir(data); len(entries) != 1 {
+		t.Errorf("plugin data holds %d entries, want the link alone", len(entries))
+	}
+}
+
+// TestLauncherPackagedOtherPlatform: a package without this platform's
+// binary says so at session start, and never blocks a tool call.
+func TestLauncherPackagedOtherPlatform(t *testing.T) {
+	plugin, data := packageCopy(t, "plan9-amd64"), t.TempDir()
+	stdout, _, err := launch(t, plugin, data, os.Getenv("PATH"), "session-start", `{"session_id":"s","source":"startup"}`)
+	var m struct{ SystemMessage string }
+	if err != nil || json.Unmarshal([]byte(stdout), &m) != nil || !strings.Contains(m.SystemMessage, "no prebuilt binary for "+runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Errorf("session-start: err %v, stdout %q", err, stdout)
+	}
+	stdout, _, err = launch(t, plugin, data, os.Getenv("PATH"), "pre-tool-use", noRunPayload)
+	if err != nil || stdout != "" {
+		t.Errorf("pre-tool-use: err %v, stdout %q; want exit 0 and no answer", err, stdout)
+	}
+}
+
+// TestLauncherParallelVersionCheck: sixteen hooks meet a new bin/whetstone
+// at once; while some write the remembered version, none reads it half
+// written and passes the binary over (which, without Go, would leave the
+// tool call ungated).
+func TestLauncherParallelVersionCheck(t *testing.T) {
+	plugin, data := pluginCopy(t), t.TempDir()
+	fakeBinary(t, filepath.Join(plugin, "bin", "whetstone"), "fresh", Version)
+	var wg sync.WaitGroup
+	outs := make([]string, 16)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], _, _ = launch(t, plugin, data, "/usr/bin:/bin", "pre-tool-use", noRunPayload)
+		}()
+	}
+	wg.Wait()
+	for i, out := range outs {
+		if out != "fresh hook pre-tool-use\n" {
+			t.Errorf("hook %d: stdout %q; want bin/whetstone run", i, out)
+		}
+	}
+}
+
+// TestLauncherCheckoutIgnoresPackedBinaries: bin/<goos>-<goarch>/ in a
+// source checkout is left over from some `make pack`, of unknown version,
+// and is never run.
+func TestLauncherCheckoutIgnoresPackedBinaries(t *testing.T) {
+	plugin, data := pluginCopy(t), t.TempDir()
+	fakeBinary(t, filepath.Join(plugin, "bin", runtime.GOOS+"-"+runtime.GOARCH, "whetstone"), "leftover", "0.0.1")
+	stdout, stderr, err := launch(t, plugin, data, "/usr/bin:/bin", "pre-tool-use", noRunPayload)
+	if err != nil || stdout != "" || !strings.Contains(stderr, "no Go toolchain to build it") {
+		t.Errorf("err %v, stdout %q, stderr %q; want the leftover passed over and the no-Go message", err, stdout, stderr)
+	}
+}
+
+// TestLauncherPackagedUnderGitBash: under Git for Windows' bash, uname says
+// MINGW64_NT-… and x86_64 or aarch64; the launcher picks
+// bin/windows-<arch>/whetstone.exe (uname is faked here; the .exe is a
+// script, as the launcher only execs it).
+func TestLauncherPackagedUnderGitBash(t *testing.T) {
+	for machine, arch := range map[string]string{"x86_64": "amd64", "aarch64": "arm64"} {
+		plugin, data := packageCopy(t, "windows-"+arch), t.TempDir()
+		os.Rename(filepath.Join(plugin, "bin", "windows-"+arch, "whetstone"), filepath.Join(plugin, "bin", "windows-"+arch, "whetstone.exe"))
+		fake := t.TempDir()
+		uname := "#!/bin/sh\ncase $1 in -s) echo MINGW64_NT-10.0-26100 ;; -m) echo " + machine + " ;; esac\n"
+		os.WriteFile(filepath.Join(fake, "uname"), []byte(uname), 0o755)
+		stdout, stderr, err := launch(t, plugin, data, fake+":/usr/bin:/bin", "pre-tool-use", noRunPayload)
+		if err != nil || stdout != "packaged hook pre-tool-use\n" {
+			t.Errorf("%s: err %v, stdout %q, stderr %q; want bin/windows-%s/whetstone.exe run", machine, err, stdout, stderr, arch)
+		}
 	}
 }

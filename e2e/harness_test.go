@@ -145,12 +145,15 @@ func (s *session) claude(prompt string, extra ...string) *stream {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	logs := s.t.TempDir()
-	args := append([]string{"-p", prompt,
-		"--plugin-dir", s.env.plugin,
+	args := []string{"-p", prompt}
+	if s.env.plugin != "" { // "" is a plugin installed into s.home
+		args = append(args, "--plugin-dir", s.env.plugin)
+	}
+	args = append(append(args,
 		"--output-format", "stream-json", "--verbose", "--include-hook-events",
 		"--permission-mode", "bypassPermissions",
 		"--debug-file", filepath.Join(logs, "debug.log"),
-	}, extra...)
+	), extra...)
 	if !slices.Contains(extra, "--max-turns") {
 		args = append(args, "--max-turns", "60")
 	}
