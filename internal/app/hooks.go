@@ -82,7 +82,7 @@ func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
 	case "session-start":
 		return a.sessionStart(body, p)
 	case "user-prompt-submit":
-		return a.promptDuringRun(body)
+		return a.promptDuringRun(body, p)
 	case "pre-tool-use":
 		return a.preToolUse(proj, id, p, body)
 	case "subagent-start":
@@ -204,23 +204,31 @@ func (a *App) sessionStart(body []byte, p hook.Payload) (*hook.Response, error) 
 		return nil, err
 	}
 	how := map[string]string{"compact": "compacted", "resume": "resumed"}[p.Source]
-	return hook.Context("SessionStart", fmt.Sprintf("A whetstone review run is in progress in this session (the conversation was %s). Continue it:\n%s", how, r.Instructions())), nil
+	return hook.Context("SessionStart", fmt.Sprintf("A whetstone review run is in progress in this session (the conversation was %s). Continue it:\n%s", how, r.Instructions(clientOf(p)))), nil
 }
 
 // promptDuringRun reminds the orchestrator of the run when a new turn starts
 // (a user prompt, or a background agent's completion notice) and the phase
 // has agents nobody dispatched yet.
-func (a *App) promptDuringRun(body []byte) (*hook.Response, error) {
+func (a *App) promptDuringRun(body []byte, p hook.Payload) (*hook.Response, error) {
 	r, err := active(body)
 	if r == nil || err != nil {
 		return nil, err
 	}
 	for _, n := range r.Pending() {
 		if r.Agents[n] == nil {
-			return hook.Context("UserPromptSubmit", r.Instructions()), nil
+			return hook.Context("UserPromptSubmit", r.Instructions(clientOf(p))), nil
 		}
 	}
 	return nil, nil
+}
+
+// clientOf is the client whose words a hook's answer uses.
+func clientOf(p hook.Payload) loop.Client {
+	if p.Client == hook.OpenCode {
+		return loop.OpenCode
+	}
+	return loop.ClaudeCode
 }
 
 // agentName returns the short name of a whetstone agent type, or "".
@@ -233,7 +241,7 @@ func agentName(agentType string) string {
 }
 
 func (a *App) dispatchGate(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
-	name := agentName(p.ToolInput.Get("subagent_type").String())
+	name := agentName(p.SubagentType())
 	if name == "" {
 		return nil, nil // other plugins' and built-in agents are not ours to gate
 	}
@@ -302,7 +310,7 @@ func (a *App) stop(proj Project, id string, p hook.Payload, body []byte) (*hook.
 				return errUnchanged
 			}
 			if r.Apply(&loop.Event{Kind: loop.Idle, Now: now, Limit: a.stopBlockLimit()}) == "remind" {
-				resp = hook.Block(r.Instructions())
+				resp = hook.Block(r.Instructions(clientOf(p)))
 				return nil
 			}
 			if err := a.finish(proj, r); err != nil {

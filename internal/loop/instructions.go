@@ -14,9 +14,48 @@ const DispatchMarker = "WHETSTONE-DISPATCH "
 // Dir is a run's directory relative to the project root.
 func (r *Run) Dir() string { return ".whetstone/runs/" + r.ID }
 
-// Instructions tells the orchestrator what to do now: the Agent calls of the
-// current phase that are still pending, one WHETSTONE-DISPATCH line each.
-func (r *Run) Instructions() string {
+// Client is the harness whose orchestrator reads the instructions: it
+// names the dispatch tool, the agents and the tool's input.
+type Client string
+
+// Clients (hook.ClaudeCode, hook.OpenCode).
+const (
+	ClaudeCode Client = "claude-code"
+	OpenCode   Client = "opencode"
+)
+
+// DispatchTool is the tool that starts a subagent: Agent in Claude Code,
+// task in OpenCode.
+func (c Client) DispatchTool() string {
+	if c == OpenCode {
+		return "task"
+	}
+	return "Agent"
+}
+
+// AgentType is the subagent_type of a whetstone agent: whetstone:critic in
+// Claude Code (the plugin's namespace), whetstone-critic in OpenCode (the
+// name of its file in .opencode/agent/).
+func (c Client) AgentType(name string) string {
+	if c == OpenCode {
+		return "whetstone-" + name
+	}
+	return "whetstone:" + name
+}
+
+// dispatch is one dispatch tool call's input. OpenCode's task tool has no
+// run_in_background: its subagents always run in the foreground.
+type dispatch struct {
+	Type        string `json:"subagent_type"`
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+	Background  *bool  `json:"run_in_background,omitempty"`
+}
+
+// Instructions tells the orchestrator what to do now: the dispatch calls
+// of the current phase that are still pending, one WHETSTONE-DISPATCH line
+// each, in the words of client c.
+func (r *Run) Instructions(c Client) string {
 	if !r.Active() {
 		return r.Summary()
 	}
@@ -31,14 +70,14 @@ func (r *Run) Instructions() string {
 		b.WriteString("Every agent of this phase has been dispatched; wait for them to finish. Do not edit files or review the code yourself.\n")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Dispatch these %d agent(s) now with the Agent tool, all in ONE assistant message so they run in parallel. Each line below is one Agent call: use the JSON after %q as the tool input, unchanged.\n", len(pending), strings.TrimSpace(DispatchMarker))
+	tool := c.DispatchTool()
+	fmt.Fprintf(&b, "Dispatch these %d agent(s) now with the %s tool, all in ONE assistant message so they run in parallel. Each line below is one %s call: use the JSON after %q as the tool input, unchanged.\n", len(pending), tool, tool, strings.TrimSpace(DispatchMarker))
 	for _, name := range pending {
-		call, _ := json.Marshal(struct {
-			Type        string `json:"subagent_type"`
-			Description string `json:"description"`
-			Prompt      string `json:"prompt"`
-			Background  bool   `json:"run_in_background"`
-		}{"whetstone:" + name, fmt.Sprintf("whetstone %s, iteration %d", name, r.Iteration), r.Prompt(name), r.Settings.Background})
+		d := dispatch{Type: c.AgentType(name), Description: fmt.Sprintf("whetstone %s, iteration %d", name, r.Iteration), Prompt: r.Prompt(name)}
+		if c != OpenCode {
+			d.Background = &r.Settings.Background
+		}
+		call, _ := json.Marshal(d)
 		b.WriteString(DispatchMarker)
 		b.Write(call)
 		b.WriteByte('\n')
