@@ -4,7 +4,7 @@ GO ?= go
 CACHE ?= $(CURDIR)/.cache
 export WHETSTONE_CACHE := $(CACHE)
 
-.PHONY: build test unit e2e fuzz bench demo claude bwrap clean generate
+.PHONY: build test unit e2e e2e-opencode fuzz bench demo claude opencode ripgrep bwrap clean generate
 
 build: bin/whetstone
 
@@ -21,7 +21,7 @@ claude:
 bwrap:
 	@./scripts/install-bwrap
 
-test: unit e2e
+test: unit e2e e2e-opencode
 
 # unit runs the Go tests (unit, testscript, concurrency, crash), the race
 # detector, and a short fuzz pass over every decoder and validator.
@@ -34,6 +34,21 @@ unit: build bwrap
 e2e: build
 	c=$$(./scripts/install-claude) && ./scripts/validate-plugin "$$c" && \
 	WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" $(GO) test -count=1 -timeout 30m ./e2e/
+
+# opencode installs the pinned OpenCode (1.18.33) and @opencode-ai/plugin
+# into $(CACHE)/opencode from the npm registry, once; ripgrep puts rg on
+# PATH (Debian's package), which OpenCode would otherwise download.
+opencode:
+	@./scripts/install-opencode >/dev/null
+
+ripgrep:
+	@./scripts/install-ripgrep
+
+# e2e-opencode runs the end-to-end tests in the real OpenCode.
+e2e-opencode: build ripgrep
+	c=$$(./scripts/install-opencode) && \
+	WHETSTONE_OPENCODE="$$c" WHETSTONE_OPENCODE_PLUGIN_PKG="$$(dirname "$$c")/../../@opencode-ai/plugin" \
+	$(GO) test -count=1 -timeout 20m -run '^TestOpenCode' ./e2e/
 
 FUZZTIME ?= 5m
 fuzz:

@@ -151,6 +151,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					return err
 				},
 			},
+			installCommand(stdout),
+			uninstallCommand(stdout),
 			{
 				Name:  "version",
 				Usage: "print the version",

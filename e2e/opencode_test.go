@@ -1,0 +1,341 @@
+package e2e
+
+// The OpenCode end-to-end tests drive the real OpenCode (1.18.33) with the
+// whetstone plugin (opencode/whetstone.ts), installed the way a user
+// installs it, against the same scripted fake model speaking OpenAI's chat
+// completions. They skip unless WHETSTONE_OPENCODE names the opencode
+// binary (`make e2e-opencode` sets it, and WHETSTONE_OPENCODE_PLUGIN_PKG to
+// the @opencode-ai/plugin package it installed next to it).
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/fakemodel"
+)
+
+// ocEnv is what every OpenCode test needs.
+type ocEnv struct {
+	opencode string // the binary
+	pluginPkg string // node_modules/@opencode-ai/plugin, copied to skip npm
+	root     string // the whetstone checkout: bin/whetstone, opencode/
+}
+
+func setupOpenCode(t *testing.T) ocEnv {
+	t.Helper()
+	oc := os.Getenv("WHETSTONE_OPENCODE")
+	if oc == "" {
+		t.Skip("WHETSTONE_OPENCODE is not set; `make e2e-opencode` sets it to the pinned opencode binary")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "bin", "whetstone")); err != nil {
+		t.Fatalf("no whetstone binary (%v); run `make build` first", err)
+	}
+	if _, err := exec.LookPath("rg"); err != nil {
+		t.Fatal("rg is not on PATH: OpenCode would try to download it (scripts/install-ripgrep)")
+	}
+	return ocEnv{opencode: oc, pluginPkg: os.Getenv("WHETSTONE_OPENCODE_PLUGIN_PKG"), root: root}
+}
+
+// ocSession is one test's OpenCode world: a HOME with whetstone installed
+// globally (so that nothing whetstone or OpenCode writes lands in the
+// project under review), a project, a fake model.
+type ocSession struct {
+	t      *testing.T
+	env    ocEnv
+	repo   *repo
+	home   string
+	config string // $XDG_CONFIG_HOME/opencode
+	model  *fakemodel.Server
+	runs   int
+}
+
+func newOpenCodeSession(t *testing.T, e ocEnv, r *repo, script fakemodel.Script) *ocSession {
+	t.Helper()
+	s := &ocSession{t: t, env: e, repo: r, home: t.TempDir()}
+	m, err := fakemodel.Start(script, filepath.Join(t.TempDir(), "model.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.model = m
+	t.Cleanup(func() { m.Close() })
+	s.config = filepath.Join(s.home, ".config", "opencode")
+	s.install()
+	config := map[string]any{
+		"$schema": "https://opencode.ai/config.json", "model": "fake/fake-model", "small_model": "fake/fake-model",
+		"autoupdate": false, "share": "disabled",
+		"provider": map[string]any{"fake": map[string]any{
+			"npm": "@ai-sdk/openai-compatible", "name": "Fake",
+			"options": map[string]any{"baseURL": m.URL + "/v1", "apiKey": "sk-fake"},
+			"models": map[string]any{
+				"fake-model": map[string]any{"name": "Fake", "tool_call": true, "limit": map[string]any{"context": 100000, "output": 4096}},
+				"gpt-5.1":    map[string]any{"name": "Fake gpt-5.1", "tool_call": true, "limit": map[string]any{"context": 100000, "output": 4096}},
+			},
+		}},
+	}
+	raw, _ := json.MarshalIndent(config, "", "  ")
+	if err := os.WriteFile(filepath.Join(s.config, "opencode.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// install installs whetstone into the global config dir with `whetstone
+// install opencode --global`, and seeds the @opencode-ai/plugin package
+// OpenCode would otherwise fetch from npm at start-up.
+func (s *ocSession) install() {
+	s.t.Helper()
+	cmd := exec.Command(filepath.Join(s.env.root, "bin", "whetstone"), "install", "opencode", "--global")
+	cmd.Dir = s.repo.dir
+	cmd.Env = s.environ()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("whetstone install opencode --global: %v\n%s", err, out)
+	}
+	if s.env.pluginPkg != "" {
+		seed := filepath.Join(s.config, "node_modules", "@opencode-ai")
+		if err := os.MkdirAll(seed, 0o755); err != nil {
+			s.t.Fatal(err)
+		}
+		if out, err := exec.Command("cp", "-r", s.env.pluginPkg, seed).CombinedOutput(); err != nil {
+			s.t.Fatalf("seed @opencode-ai/plugin: %v\n%s", err, out)
+		}
+		pkg := `{"dependencies":{"@opencode-ai/plugin":"1.18.33"}}`
+		os.WriteFile(filepath.Join(s.config, "package.json"), []byte(pkg), 0o644)
+	}
+}
+
+// environ is OpenCode's environment: a throwaway HOME and XDG dirs, no
+// update check, no model catalog fetch, and an npm that fails at once.
+func (s *ocSession) environ() []string {
+	env := []string{
+		"HOME=" + s.home,
+		"XDG_CONFIG_HOME=" + filepath.Join(s.home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local", "share"),
+		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
+		"XDG_STATE_HOME=" + filepath.Join(s.home, ".local", "state"),
+		"TMPDIR=" + filepath.Join(s.home, "tmp"),
+		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
+		"npm_config_fetch_retries=0", "npm_config_registry=http://127.0.0.1:9/",
+	}
+	os.MkdirAll(filepath.Join(s.home, "tmp"), 0o755)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "PATH" || k == "LANG" || k == "GOCOVERDIR" {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// ocTimeout bounds one opencode process.
+const ocTimeout = 3 * time.Minute
+
+// run runs `opencode run args…` in the project and returns its output.
+func (s *ocSession) run(args ...string) string {
+	s.t.Helper()
+	s.runs++
+	ctx, cancel := context.WithTimeout(context.Background(), ocTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.env.opencode, append([]string{"run", "--print-logs", "--log-level", "INFO"}, args...)...)
+	cmd.Dir = s.repo.dir
+	cmd.Env = s.environ()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	s.t.Logf("opencode run %s: %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	if err != nil || s.t.Failed() {
+		s.dump(string(out), stderr.String())
+	}
+	if err != nil {
+		s.t.Fatalf("opencode run %v: %v", args, err)
+	}
+	s.t.Cleanup(func() {
+		if s.t.Failed() {
+			s.dump(string(out), stderr.String())
+		}
+	})
+	return string(out)
+}
+
+// dump keeps what a failed test needs to be understood.
+func (s *ocSession) dump(stdout, stderr string) {
+	dir := filepath.Join(os.TempDir(), "whetstone-e2e", strings.ReplaceAll(s.t.Name(), "/", "_"))
+	if os.MkdirAll(dir, 0o755) != nil {
+		return
+	}
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf("stdout-%d.txt", s.runs)), []byte(stdout), 0o644)
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf("stderr-%d.log", s.runs)), []byte(stderr), 0o644)
+	if b, err := os.ReadFile(s.model.LogPath()); err == nil {
+		os.WriteFile(filepath.Join(dir, "model.jsonl"), b, 0o644)
+	}
+	os.RemoveAll(filepath.Join(dir, "repo"))
+	exec.Command("cp", "-r", s.repo.dir, filepath.Join(dir, "repo")).Run()
+	s.t.Logf("kept stdout, the server log, the model log and the repo in %s", dir)
+}
+
+// ocCalls are the fake model's chat completion requests, decoded.
+func (s *ocSession) calls() []*fakemodel.Request {
+	s.t.Helper()
+	recs, err := s.model.Requests()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var out []*fakemodel.Request
+	for _, rec := range recs {
+		if rec.Path != "/v1/chat/completions" {
+			continue
+		}
+		req, err := rec.Request()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		out = append(out, req)
+	}
+	return out
+}
+
+// rootCalls are the root session's requests (the orchestrator's).
+func (s *ocSession) rootCalls() []*fakemodel.Request {
+	var out []*fakemodel.Request
+	for _, r := range s.calls() {
+		if !r.IsTitle() && !r.IsSubagent() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// agentCalls are the requests of whetstone agent name (whetstone:<name>).
+func (s *ocSession) agentCalls(name string) []*fakemodel.Request {
+	var out []*fakemodel.Request
+	for _, r := range s.calls() {
+		if r.Agent() == "whetstone:"+name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// serve starts `opencode serve` in the project and returns its base URL;
+// the server is stopped when the test ends.
+func (s *ocSession) serve() string {
+	s.t.Helper()
+	cmd := exec.Command(s.env.opencode, "serve", "--port", "0", "--print-logs", "--log-level", "INFO")
+	cmd.Dir = s.repo.dir
+	cmd.Env = s.environ()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if s.t.Failed() {
+			s.dump("", stderr.String())
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if _, url, ok := strings.Cut(sc.Text(), "listening on "); ok {
+				found <- strings.TrimSpace(url)
+			}
+		}
+		close(found)
+	}()
+	select {
+	case url, ok := <-found:
+		if !ok {
+			s.t.Fatalf("opencode serve exited without listening:\n%s", stderr.String())
+		}
+		return url
+	case <-time.After(time.Minute):
+		s.t.Fatalf("opencode serve did not listen within a minute:\n%s", stderr.String())
+	}
+	return ""
+}
+
+// post sends one JSON request to the server and decodes the answer into v.
+func (s *ocSession) post(url string, body any, v any) {
+	s.t.Helper()
+	raw, _ := json.Marshal(body)
+	resp, err := http.Post(url, "application/json", strings.NewReader(string(raw)))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		s.t.Fatalf("POST %s: %s\n%s", url, resp.Status, b)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			s.t.Fatalf("POST %s: %v\n%s", url, err, b)
+		}
+	}
+}
+
+// waitFor polls the model log until cond holds (the log is the clock, as
+// the server gives no completion signal of its own), failing after limit.
+func (s *ocSession) waitFor(what string, limit time.Duration, cond func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out after %s waiting for %s", limit, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestOpenCodeFullLoop: /whetstone-review under `opencode run`, which exits
+// at the first idle of the root session, goes through two iterations to
+// DONE: each phase's instructions ride on the result of the task call that
+// completed the one before.
+func TestOpenCodeFullLoop(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{Findings: criticFindsOnce, Fixes: fixOnce}.Script())
+	s.run("--command", "whetstone-review")
+
+	run := wantRun(t, r, "done", "", "APPROVE", 2)
+	wantFiles(t, r, run, "iter-1/critic.json", "iter-1/verdict.json", "iter-1/fix.json", "iter-2/critic.json", "report.md")
+	if !strings.Contains(r.read("calc.go"), fixOffByOne.New) {
+		t.Error("the fixer's edit did not reach calc.go")
+	}
+	roots := s.rootCalls()
+	if len(roots) == 0 {
+		t.Fatal("the root session made no model call")
+	}
+	last := roots[len(roots)-1].Latest()
+	if !strings.Contains(last, "DONE after 2 iteration(s): APPROVE") {
+		t.Errorf("the orchestrator's last request does not carry the summary:\n%.2000s", last)
+	}
+	if n := len(s.agentCalls("fixer")); n == 0 {
+		t.Error("the fixer never ran")
+	}
+	if r.exists(".opencode") || r.exists("opencode.json") {
+		t.Error("the project gained OpenCode files; everything is installed globally")
+	}
+}
