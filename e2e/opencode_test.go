@@ -157,7 +157,7 @@ func (s *ocSession) run(args ...string) string {
 	start := time.Now()
 	out, err := cmd.Output()
 	s.t.Logf("opencode run %s: %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
-	if err != nil || s.t.Failed() {
+	if err != nil || s.t.Failed() || os.Getenv("WHETSTONE_E2E_KEEP") != "" {
 		s.dump(string(out), stderr.String())
 	}
 	if err != nil {
