@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -337,5 +338,192 @@ func TestOpenCodeFullLoop(t *testing.T) {
 	}
 	if r.exists(".opencode") || r.exists("opencode.json") {
 		t.Error("the project gained OpenCode files; everything is installed globally")
+	}
+}
+
+// toolResults are the results of every call of the named tools in the
+// requests, by call id, as the model was shown them.
+func toolResults(reqs []*fakemodel.Request, tools ...string) map[string]string {
+	out := map[string]string{}
+	for _, req := range reqs {
+		for _, u := range req.ToolUses() {
+			if !slices.Contains(tools, u.Name) {
+				continue
+			}
+			if res, ok := req.ToolResult(u.ID); ok {
+				out[u.Name+" "+u.ID] = res.AllText()
+			}
+		}
+	}
+	return out
+}
+
+// TestOpenCodeWritesDenied: during a run, nothing but the fixer in the fix
+// phase changes the project. A reviewer's write, edit and apply_patch are
+// refused (OpenCode does not even offer them: the agent's permission denies
+// edit) and its write-shaped bash is denied by whetstone; the
+// orchestrator's own edit (apply_patch for gpt-5 models) is denied by
+// whetstone. The run finishes.
+func TestOpenCodeWritesDenied(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	for _, model := range []string{"fake/fake-model", "fake/gpt-5.1"} {
+		t.Run(strings.TrimPrefix(model, "fake/"), func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t, baseFiles, changedFiles)
+			rogue := fakemodel.Edit{File: "calc.go", Old: "// Mean is the average of xs.", New: "// Mean, by the orchestrator."}
+			s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{RogueReviewer: "witness", RogueEdit: &rogue}.Script())
+			s.run("--command", "whetstone-review", "-m", model)
+
+			wantRun(t, r, "done", "", "APPROVE", 1)
+			for _, f := range []string{"rogue.txt", "rogue-patch.txt", "f.txt"} {
+				if r.exists(f) {
+					t.Errorf("the witness created %s", f)
+				}
+			}
+			if strings.Contains(r.read("calc.go"), rogue.New) {
+				t.Error("the orchestrator's edit reached calc.go")
+			}
+			results := toolResults(s.agentCalls("witness"), "invalid", "write", "edit", "apply_patch", "bash")
+			if len(results) != 4 {
+				t.Errorf("the witness's 4 writes got %d results: %v", len(results), results)
+			}
+			for call, res := range results {
+				refused := strings.Contains(res, "Model tried to call unavailable tool")
+				denied := strings.Contains(res, "whetstone run") && strings.Contains(res, "whetstone:witness is read-only")
+				if !refused && !denied || strings.HasPrefix(call, "bash ") && !denied {
+					t.Errorf("the witness's %s was let through: %q", call, res)
+				}
+			}
+			edits := toolResults(s.rootCalls(), "edit", "apply_patch")
+			if len(edits) != 1 {
+				t.Fatalf("the orchestrator's edit got %d results: %v", len(edits), edits)
+			}
+			for call, res := range edits {
+				if !strings.Contains(res, "only whetstone:fixer may change files") {
+					t.Errorf("the orchestrator's %s was not denied by whetstone: %q", call, res)
+				}
+			}
+		})
+	}
+}
+
+// configure merges extra into the session's opencode.json.
+func (s *ocSession) configure(extra map[string]any) {
+	s.t.Helper()
+	path := filepath.Join(s.config, "opencode.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(b, &c); err != nil {
+		s.t.Fatal(err)
+	}
+	for k, v := range extra {
+		c[k] = v
+	}
+	b, _ = json.MarshalIndent(c, "", "  ")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// TestOpenCodeInvalidReportContinued: the critic's first report is
+// invalid; whetstone sends it back, the plugin continues the critic's
+// session with the problems, and the orchestrator sees only the corrected
+// report, which counts.
+func TestOpenCodeInvalidReportContinued(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	malformed := func(reviewer string, iteration int) bool { return reviewer == "critic" }
+	s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{Malformed: malformed}.Script())
+	s.run("--command", "whetstone-review")
+
+	run := wantRun(t, r, "done", "", "APPROVE", 1)
+	wantFiles(t, r, run, "iter-1/critic.json")
+	continued := false
+	for _, req := range s.agentCalls("critic") {
+		if fb := req.StopFeedback(); len(fb) > 0 {
+			continued = true
+			if !strings.Contains(fb[0], "whetstone rejected your report (attempt 1 of 3)") || !strings.Contains(fb[0], "severity") {
+				t.Errorf("the critic was continued with %q", fb[0])
+			}
+		}
+	}
+	if !continued {
+		t.Fatal("the critic's session was never continued")
+	}
+	for k, v := range toolResults(s.rootCalls(), "task") {
+		if strings.Contains(v, `"urgent"`) {
+			t.Errorf("the orchestrator was shown the invalid report (%s):\n%s", k, v)
+		}
+	}
+}
+
+// TestOpenCodeSecondSessionUntouched: while one session's run is active, a
+// second session in the same project edits freely and is shown nothing of
+// whetstone; the run stays where it was.
+func TestOpenCodeSecondSessionUntouched(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	lazy := fakemodel.Whetstone{Lazy: true}.Script()
+	s := newOpenCodeSession(t, e, r, func(req *fakemodel.Request) fakemodel.Reply {
+		if !req.IsTitle() && strings.Contains(req.FirstUserText(), "Add a README") {
+			if req.AssistantTurns() == 0 {
+				return fakemodel.Call(fakemodel.ToolUse("write", map[string]any{"filePath": filepath.Join(req.ProjectDir(), "README.md"), "content": "# calc\n"}))
+			}
+			return fakemodel.Say("Added README.md.")
+		}
+		return lazy(req)
+	})
+	s.run("--command", "whetstone-review")
+	wantRun(t, r, "review", "", "", 1)
+
+	s.run("Add a README.")
+	if !r.exists("README.md") {
+		t.Error("the second session's write was blocked")
+	}
+	for _, req := range s.rootCalls() {
+		if strings.Contains(req.FirstUserText(), "Add a README") {
+			if all := req.AllText() + req.SystemText(); strings.Contains(all, fakemodel.DispatchMarker) || strings.Contains(all, "whetstone run ") {
+				t.Errorf("the second session was shown whetstone's text:\n%.1500s", req.Latest())
+			}
+		}
+	}
+	if got := r.onlyRun(); got.Phase != "review" {
+		t.Errorf("the second session moved the run to %q", got.Phase)
+	}
+}
+
+// TestOpenCodeStopReprompt: under `opencode serve`, an orchestrator that
+// ends its turn without dispatching is prompted again with the phase's
+// instructions when its session goes idle, and the run finishes.
+func TestOpenCodeStopReprompt(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{LazyTurns: 1}.Script())
+	url := s.serve()
+	var session struct {
+		ID string `json:"id"`
+	}
+	s.post(url+"/session", map[string]any{}, &session)
+	s.post(url+"/session/"+session.ID+"/command", map[string]any{"command": "whetstone-review", "arguments": ""}, nil)
+	s.waitFor("the run to finish", 2*time.Minute, func() bool {
+		runs := r.runs()
+		return len(runs) == 1 && runs[0].Phase == "done"
+	})
+	wantRun(t, r, "done", "", "APPROVE", 1)
+	reprompted := false
+	for _, req := range s.rootCalls() {
+		if strings.Contains(req.LastUserText(), fakemodel.DispatchMarker+`{"subagent_type":"whetstone-critic"`) && req.AssistantTurns() == 1 {
+			reprompted = true
+		}
+	}
+	if !reprompted {
+		t.Error("the idle orchestrator was not prompted again with the dispatch lines")
 	}
 }

@@ -44,6 +44,9 @@ type Whetstone struct {
 	// Lazy makes the orchestrator never dispatch: it ends every turn with
 	// text.
 	Lazy bool
+	// LazyTurns makes the orchestrator end its first LazyTurns turns with
+	// text, then follow the instructions it was shown since.
+	LazyTurns int
 	// RogueEdit, when set, is an edit the orchestrator tries itself once,
 	// during the run, after its first dispatch.
 	RogueEdit *Edit
@@ -137,7 +140,7 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 	if strings.Contains(req.LastUserText(), compactionMarker) {
 		return Say("<analysis>The user started a whetstone review; the hooks drive it.</analysis>\n<summary>A /whetstone:review run is in progress. Follow the latest whetstone instructions.</summary>")
 	}
-	if w.Lazy {
+	if w.Lazy || req.AssistantTurns() < w.LazyTurns {
 		return Say("I will get to the review later.")
 	}
 	dispatched := map[string]bool{}
@@ -151,7 +154,7 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 			if json.Unmarshal(u.Input, &in) == nil {
 				dispatched[in.Description] = true
 			}
-		case "Edit", "edit":
+		case "Edit", "edit", "apply_patch":
 			edited = true
 		}
 	}
@@ -161,6 +164,12 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 			continue
 		}
 		calls = append(calls, ToolUse(req.tool("Agent"), in))
+	}
+	if len(calls) > 0 && req.API == OpenAI && w.RogueEdit != nil && !edited {
+		// OpenCode hands the orchestrator every result of a phase at once,
+		// ending with the next instruction: it tries its edit alongside
+		// its first dispatch.
+		calls = append(calls, req.edit(*w.RogueEdit))
 	}
 	if len(calls) > 0 {
 		return Reply{Content: append([]Block{Text(fmt.Sprintf("Dispatching %d whetstone agent(s).", len(calls)))}, calls...)}
@@ -315,6 +324,11 @@ func (r *Request) tool(name string) string {
 // edit is the Edit call that makes e, in the caller's API.
 func (r *Request) edit(e Edit) Block {
 	path := filepath.Join(r.ProjectDir(), e.File)
+	if r.API == OpenAI && r.HasTool("apply_patch") && !r.HasTool("edit") {
+		// gpt-5 models get apply_patch instead of edit.
+		patch := fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n-%s\n+%s\n*** End Patch", path, e.Old, e.New)
+		return ToolUse("apply_patch", map[string]any{"patchText": patch})
+	}
 	if r.API == OpenAI {
 		return ToolUse("edit", map[string]any{"filePath": path, "oldString": e.Old, "newString": e.New})
 	}
