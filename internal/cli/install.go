@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -101,9 +100,6 @@ func uninstallCommand(stdout io.Writer) *urfave.Command {
 			}
 			if err != nil {
 				return fmt.Errorf("uninstall: %w", err)
-			}
-			if len(kept) > 0 {
-				return errors.New("uninstall: some files were changed since whetstone wrote them and were kept")
 			}
 			return nil
 		},
