@@ -61,8 +61,15 @@ fuzz:
 bench: build
 	./scripts/bench
 
+# CLIENT=opencode runs the demo in the pinned OpenCode instead.
+CLIENT ?= claude
 demo: build
+ifeq ($(CLIENT),opencode)
+	@./scripts/install-ripgrep
+	c=$$(./scripts/install-opencode) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -opencode "$$c"
+else
 	c=$$(./scripts/install-claude) && WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo
+endif
 
 # generate rewrites agents/*.md from internal/brief/src (a test fails when
 # the committed files differ).
