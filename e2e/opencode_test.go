@@ -527,3 +527,65 @@ func TestOpenCodeStopReprompt(t *testing.T) {
 		t.Error("the idle orchestrator was not prompted again with the dispatch lines")
 	}
 }
+
+// TestOpenCodePluginHasOneExport: OpenCode calls every export of a plugin
+// file as a plugin, so the file must export exactly the plugin function.
+func TestOpenCodePluginHasOneExport(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	script := filepath.Join(t.TempDir(), "exports.ts")
+	src := fmt.Sprintf("const m = await import(%q)\nconsole.log(JSON.stringify(Object.entries(m).map(([k, v]) => [k, typeof v])))\n", filepath.Join(e.root, "opencode", "whetstone.ts"))
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(e.opencode, "run", script)
+	cmd.Env = append(os.Environ(), "BUN_BE_BUN=1", "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("load the plugin with OpenCode's Bun: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != `[["Whetstone","function"]]` {
+		t.Errorf("the plugin exports %s; want exactly one function", got)
+	}
+}
+
+// TestOpenCodePackagePlugin: loaded as a package (the file itself, not an
+// installed copy), the plugin brings its agents and the review command
+// through OpenCode's config hook.
+func TestOpenCodePackagePlugin(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := &ocSession{t: t, env: e, repo: r, home: t.TempDir()}
+	s.config = filepath.Join(s.home, ".config", "opencode")
+	os.MkdirAll(s.config, 0o755)
+	config := `{"plugin": ["file://` + filepath.Join(e.root, "opencode", "whetstone.ts") + `"], "autoupdate": false}`
+	if err := os.WriteFile(filepath.Join(s.config, "opencode.json"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"agent", "list"}, {"debug", "config"}} {
+		// A file, not a pipe: OpenCode exits before a pipe takes its whole
+		// output (debug config prints some 100 KB).
+		f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(e.opencode, args...)
+		cmd.Dir, cmd.Env, cmd.Stdout = r.dir, s.environ(), f
+		err = cmd.Run()
+		f.Close()
+		out, _ := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatalf("opencode %v: %v\n%s", args, err, out)
+		}
+		want := []string{"whetstone-critic (subagent)", "whetstone-fixer (subagent)"}
+		if args[0] == "debug" {
+			want = []string{`"whetstone-review"`, "You are the orchestrator of a whetstone review"}
+		}
+		for _, w := range want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("opencode %v lacks %q:\n%.3000s", args, w, out)
+			}
+		}
+	}
+}

@@ -14,7 +14,7 @@
 // exactly one export, and its helpers stay inside it.
 import type { Plugin } from "@opencode-ai/plugin"
 import { spawnSync } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync, readdirSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -29,9 +29,25 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   type Info = { parentID?: string; agent?: string }
   type Answer = { exit: number; stdout: string; stderr: string; json: any }
 
+  // One copy per project directory: a second copy of this plugin (the npm
+  // package and an installed file) would run every hook twice. The first
+  // copy loaded for a directory is the one that runs, also when OpenCode
+  // initialises the directory's instance again.
+  const copies: Map<string, string> = ((globalThis as any)[Symbol.for("whetstone.opencode")] ??= new Map<string, string>())
+  const first = copies.get(directory) ?? import.meta.url
+  if (first !== import.meta.url) {
+    console.error(`whetstone: ${import.meta.url} is a second copy of the plugin for ${directory}; only ${first} runs`)
+    return {}
+  }
+  copies.set(directory, first)
+
+  const root = path.dirname(path.dirname(fileURLToPath(import.meta.url))) // the package root
   const sessions = new Map<string, Info>()
   const reprompts = new Map<string, number>()
   const compacted = new Set<string>()
+  // Root sessions whose next message is whetstone's own (the command's
+  // text, a Stop re-prompt): it already carries the instructions.
+  const own = new Set<string>()
   const bin = findBinary()
   if (!bin) console.error("whetstone: no whetstone binary found (WHETSTONE_BIN, the package's bin/, PATH); whetstone enforces nothing")
 
@@ -43,7 +59,6 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     const exe = process.platform === "win32" ? ".exe" : ""
     const goos = ({ linux: "linux", darwin: "darwin", win32: "windows" } as Record<string, string>)[process.platform]
     const goarch = ({ x64: "amd64", arm64: "arm64" } as Record<string, string>)[process.arch]
-    const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
     const candidates = [
       process.env.WHETSTONE_BIN,
       INSTALLED_BIN,
@@ -152,7 +167,58 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     return (parts ?? []).filter((p) => p?.type === "text" && !p.synthetic).map((p) => p.text).join("\n")
   }
 
+  // readDefinition splits one of the package's generated agent or command
+  // files into its frontmatter (flat keys, and one level under
+  // "permission:") and its body.
+  function readDefinition(file: string): { front: Record<string, any>; body: string } | undefined {
+    let text: string
+    try {
+      text = readFileSync(file, "utf8")
+    } catch {
+      return undefined
+    }
+    const m = /^---\n([\s\S]*?)\n---\n([\s\S]*)$/.exec(text)
+    if (!m) return undefined
+    const front: Record<string, any> = {}
+    let nested: Record<string, string> | undefined
+    for (const line of m[1].split("\n")) {
+      const kv = /^(\s*)([\w-]+):\s*(.*)$/.exec(line)
+      if (!kv) continue
+      if (kv[1] && nested) nested[kv[2]] = kv[3]
+      else if (kv[3] === "") front[kv[2]] = nested = {}
+      else {
+        front[kv[2]] = kv[3]
+        nested = undefined
+      }
+    }
+    return { front, body: m[2] }
+  }
+
   return {
+    // Loaded from the npm package, the plugin brings its agents and the
+    // review command (opencode/agent, opencode/command) itself; files of the
+    // same names in a config dir (whetstone install opencode) win.
+    config: async (config: any) => {
+      if (INSTALLED_BIN) return
+      const dir = path.join(root, "opencode")
+      let agents: string[] = []
+      try {
+        agents = readdirSync(path.join(dir, "agent")).filter((f) => f.endsWith(".md"))
+      } catch {
+        return
+      }
+      config.agent ??= {}
+      for (const f of agents) {
+        const name = f.slice(0, -3)
+        const d = readDefinition(path.join(dir, "agent", f))
+        if (!d || config.agent[name]) continue
+        config.agent[name] = { description: d.front.description, mode: d.front.mode, permission: d.front.permission, prompt: d.body }
+      }
+      const c = readDefinition(path.join(dir, "command", COMMAND + ".md"))
+      config.command ??= {}
+      if (c && !config.command[COMMAND]) config.command[COMMAND] = { description: c.front.description, template: c.body }
+    },
+
     event: async ({ event }) => {
       const e: any = event
       switch (e.type) {
@@ -177,6 +243,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
             return
           }
           reprompts.set(id, n + 1)
+          own.add(id)
           await client.session.promptAsync({ path: { id }, body: { parts: [{ type: "text", text: reason }] } })
           return
         }
@@ -196,6 +263,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       }
       const text = context(a)
       if (text) parts.push({ type: "text", text })
+      own.add(input.sessionID)
     },
 
     "chat.message": async (input, output) => {
@@ -206,6 +274,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
         await run("subagent-start", await payload("SubagentStart", input.sessionID))
         return
       }
+      if (own.delete(input.sessionID)) return
       // A root prompt during a run: whetstone reminds the orchestrator of
       // agents nobody dispatched yet, as after a Claude Code prompt. A part
       // added here needs the message's ids (docs/opencode.md §16).
