@@ -1,4 +1,5 @@
-// Package hook decodes Claude Code hook payloads and encodes hook answers.
+// Package hook decodes hook payloads (Claude Code's, and the same shape from
+// the OpenCode plugin, marked "client": "opencode") and encodes hook answers.
 package hook
 
 import (
