@@ -27,9 +27,9 @@ import (
 
 // ocEnv is what every OpenCode test needs.
 type ocEnv struct {
-	opencode string // the binary
+	opencode  string // the binary
 	pluginPkg string // node_modules/@opencode-ai/plugin, copied to skip npm
-	root     string // the whetstone checkout: bin/whetstone, opencode/
+	root      string // the whetstone checkout: bin/whetstone, opencode/
 }
 
 func setupOpenCode(t *testing.T) ocEnv {

@@ -37,7 +37,7 @@ const maxManifest = 1 << 20
 type Manifest struct {
 	Version string            `json:"version"`
 	Binary  string            `json:"binary"`
-	Files   map[string]string `json:"files"`         // slash path relative to the config dir → sha256
+	Files   map[string]string `json:"files"`          // slash path relative to the config dir → sha256
 	Dirs    []string          `json:"dirs,omitempty"` // directories it created, deepest last
 }
 
