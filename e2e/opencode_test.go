@@ -96,7 +96,8 @@ func newOpenCodeSession(t *testing.T, e ocEnv, r *repo, script fakemodel.Script)
 
 // install installs whetstone into the global config dir with `whetstone
 // install opencode --global`, and seeds the @opencode-ai/plugin package
-// OpenCode would otherwise fetch from npm at start-up.
+// OpenCode installs there at start-up. OpenCode still asks npm, which fails
+// at once (environ: no retries, an unreachable registry).
 func (s *ocSession) install() {
 	s.t.Helper()
 	cmd := exec.Command(filepath.Join(s.env.root, "bin", "whetstone"), "install", "opencode", "--global")
