@@ -464,6 +464,7 @@ func TestOpenCodeInvalidReportContinued(t *testing.T) {
 }
 
 // TestOpenCodeSecondSessionUntouched: while one session's run is active, a
+// new prompt in that session is reminded of the pending dispatches, and a
 // second session in the same project edits freely and is shown nothing of
 // whetstone; the run stays where it was.
 func TestOpenCodeSecondSessionUntouched(t *testing.T) {
@@ -482,6 +483,20 @@ func TestOpenCodeSecondSessionUntouched(t *testing.T) {
 	})
 	s.run("--command", "whetstone-review")
 	wantRun(t, r, "review", "", "", 1)
+
+	// The user writes again in the review session: whetstone reminds the
+	// orchestrator of the agents nobody dispatched, in that message.
+	s.run("--continue", "Please continue.")
+	reminded := false
+	for _, req := range s.rootCalls() {
+		last := req.LastUserText()
+		if strings.Contains(last, "Please continue.") && strings.Contains(last, fakemodel.DispatchMarker+`{"subagent_type":"whetstone-critic"`) {
+			reminded = true
+		}
+	}
+	if !reminded {
+		t.Error("the orchestrator's new prompt carried no reminder of the pending dispatches")
+	}
 
 	s.run("Add a README.")
 	if !r.exists("README.md") {
