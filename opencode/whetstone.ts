@@ -86,13 +86,20 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   // one JSON object on stdout (or exit 2 and a reason on stderr).
   async function run(event: string, payload: object): Promise<Answer | undefined> {
     if (!bin) return undefined
-    const p = Bun.spawn([bin, "hook", event], {
-      stdin: new Blob([JSON.stringify(payload)]),
-      stdout: "pipe",
-      stderr: "pipe",
-      cwd: directory,
-      env: { ...process.env },
-    })
+    let p
+    try {
+      p = Bun.spawn([bin, "hook", event], {
+        timeout: timeoutOf(event),
+        stdin: new Blob([JSON.stringify(payload)]),
+        stdout: "pipe",
+        stderr: "pipe",
+        cwd: directory,
+        env: { ...process.env },
+      })
+    } catch (e) {
+      console.error(`whetstone: cannot run ${bin}: ${e}`)
+      return decode(-1, "", String(e))
+    }
     const [stdout, stderr, exit] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
     if (exit !== 0 && exit !== 2) console.error(`whetstone: hook ${event} exited ${exit}: ${stderr.trim()}`)
     return decode(exit, stdout, stderr)
@@ -102,17 +109,24 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   // and `opencode run` exits right after the root session's first idle.
   function runSync(event: string, payload: object): Answer | undefined {
     if (!bin) return undefined
-    const r = spawnSync(bin, ["hook", event], { input: JSON.stringify(payload), encoding: "utf8", cwd: directory, env: process.env })
+    const r = spawnSync(bin, ["hook", event], { input: JSON.stringify(payload), encoding: "utf8", cwd: directory, env: process.env, timeout: timeoutOf(event) })
     return decode(r.status ?? 1, r.stdout ?? "", r.stderr ?? "")
   }
 
-  // blocked is the reason of a block or a deny, or undefined.
-  function blocked(a: Answer | undefined): string | undefined {
+  // timeoutOf is how long a hook may take, as in hooks/hooks.json.
+  function timeoutOf(event: string): number {
+    return event === "pre-tool-use" || event === "subagent-start" ? 60_000 : 120_000
+  }
+
+  // blocked is the reason of a block or a deny, or undefined. A gate that
+  // failed or timed out denies (fails closed); any other hook that failed
+  // lets the action go on, as in Claude Code.
+  function blocked(a: Answer | undefined, gate = false): string | undefined {
     if (!a) return undefined
     if (a.exit === 2) return a.stderr || "blocked by whetstone"
     const s = a.json.hookSpecificOutput
     if (a.json.decision === "block" || s?.permissionDecision === "deny") return a.json.reason || s?.permissionDecisionReason || "blocked by whetstone"
-    if (a.exit !== 0) return `whetstone failed (exit ${a.exit}): ${a.stderr}`
+    if (a.exit !== 0 && gate) return `whetstone could not check this call (exit ${a.exit}): ${a.stderr}`
     return undefined
   }
 
@@ -298,7 +312,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
 
     "tool.execute.before": async (input, output) => {
       const a = await run("pre-tool-use", await payload("PreToolUse", input.sessionID, { tool_name: input.tool, tool_input: output.args }))
-      const reason = blocked(a)
+      const reason = blocked(a, true)
       if (reason) throw new Error(reason)
     },
 
