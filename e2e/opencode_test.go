@@ -391,7 +391,7 @@ func TestOpenCodeWritesDenied(t *testing.T) {
 			}
 			for call, res := range results {
 				refused := strings.Contains(res, "Model tried to call unavailable tool")
-				denied := strings.Contains(res, "whetstone run") && strings.Contains(res, "whetstone:witness is read-only")
+				denied := strings.Contains(res, "whetstone run") && strings.Contains(res, "whetstone-witness is read-only")
 				if !refused && !denied || strings.HasPrefix(call, "bash ") && !denied {
 					t.Errorf("the witness's %s was let through: %q", call, res)
 				}
@@ -401,7 +401,7 @@ func TestOpenCodeWritesDenied(t *testing.T) {
 				t.Fatalf("the orchestrator's edit got %d results: %v", len(edits), edits)
 			}
 			for call, res := range edits {
-				if !strings.Contains(res, "only whetstone:fixer may change files") {
+				if !strings.Contains(res, "only whetstone-fixer may change files") {
 					t.Errorf("the orchestrator's %s was not denied by whetstone: %q", call, res)
 				}
 			}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -32,8 +34,39 @@ var Events = map[string]string{
 
 // Hook answers one hook event. A nil response means "no opinion": exit 0
 // with empty stdout. In a session that owns no run, every event but a
-// /whetstone:review prompt returns nil after one stat.
+// /whetstone:review prompt returns nil after one stat. OpenCode's answers
+// use OpenCode's names (openCodeText).
 func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
+	resp, err := a.answer(event, p)
+	if resp != nil && p.Client == hook.OpenCode {
+		resp.MapText(openCodeText)
+	}
+	return resp, err
+}
+
+// openCodeWords turns Claude Code's names into OpenCode's: whetstone's
+// agents and command (whetstone:critic → whetstone-critic,
+// /whetstone:review → /whetstone-review) and the tools. Built on first use:
+// compiling a regexp costs every hook process time.
+var openCodeWords = sync.OnceValue(func() func(string) string {
+	names := regexp.MustCompile(`\bwhetstone:([a-z][a-z-]*[a-z])`)
+	tools := strings.NewReplacer(
+		"the Edit tool", "the edit tool",
+		"Use Read, Grep, Glob and read-only Bash commands.", "Use read, grep, glob and read-only bash commands.",
+		"write-shaped Bash", "write-shaped bash",
+	)
+	return func(s string) string { return tools.Replace(names.ReplaceAllString(s, "whetstone-$1")) }
+})
+
+// openCodeText is a text of an answer in OpenCode's words.
+func openCodeText(s string) string {
+	if s == "" {
+		return s
+	}
+	return openCodeWords()(s)
+}
+
+func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 	// Claude Code runs every hook in the session's launch directory, also for
 	// subagents; the payload's cwd follows the Bash tool's cd, so it is only
 	// the fallback.

@@ -33,9 +33,16 @@ func RenderOpenCode(name string) ([]byte, error) {
 		fmt.Fprintf(&b, "  %s: %s\n", p[0], p[1])
 	}
 	b.WriteString("---\n")
-	b.WriteString(a.Body)
+	b.WriteString(openCodeBody.Replace(a.Body))
 	return b.Bytes(), nil
 }
+
+// openCodeBody names OpenCode's tools where an agent's brief names Claude
+// Code's. The first line, "# whetstone:<name>", stays: it is the brief's
+// marker in both clients.
+var openCodeBody = strings.NewReplacer(
+	"with the Edit and Write tools", "with the edit and write tools (apply_patch, for models that have it)",
+)
 
 // OpenCodePermissions are the permission rules that give an agent what its
 // Claude Code tools give it: reading is always allowed; edit (OpenCode's

@@ -298,6 +298,16 @@ func Context(event, text string) *Response {
 // Message lets the action proceed and shows the user a message.
 func Message(msg string) *Response { return &Response{SystemMessage: msg} }
 
+// MapText replaces every text of the answer a model or a person reads with
+// f of it.
+func (r *Response) MapText(f func(string) string) {
+	r.Reason, r.SystemMessage = f(r.Reason), f(r.SystemMessage)
+	if r.Specific != nil {
+		r.Specific.PermissionDecisionReason = f(r.Specific.PermissionDecisionReason)
+		r.Specific.AdditionalContext = f(r.Specific.AdditionalContext)
+	}
+}
+
 // Encode renders the answer as one line of JSON.
 func (r *Response) Encode() []byte {
 	var b bytes.Buffer
