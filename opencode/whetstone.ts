@@ -291,7 +291,8 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       if (own.delete(input.sessionID)) return
       // A root prompt during a run: whetstone reminds the orchestrator of
       // agents nobody dispatched yet, as after a Claude Code prompt. A part
-      // added here needs the message's ids (docs/opencode.md §16).
+      // added here needs the message's ids: OpenCode rejects a bare one and
+      // the run fails.
       const a = await run("user-prompt-submit", await payload("UserPromptSubmit", input.sessionID, { prompt: texts(output.parts) }))
       const text = context(a)
       const first: any = output.parts[0]
