@@ -605,3 +605,40 @@ func TestOpenCodePackagePlugin(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenCodeCompaction: after OpenCode compacts the review session
+// (POST /session/{id}/summarize under `opencode serve`), the phase's
+// instructions are back in the orchestrator's system prompt.
+func TestOpenCodeCompaction(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{Lazy: true}.Script())
+	url := s.serve()
+	var session struct {
+		ID string `json:"id"`
+	}
+	s.post(url+"/session", map[string]any{}, &session)
+	s.post(url+"/session/"+session.ID+"/command", map[string]any{"command": "whetstone-review", "arguments": ""}, nil)
+	wantRun(t, r, "review", "", "", 1)
+	s.post(url+"/session/"+session.ID+"/summarize", map[string]any{"providerID": "fake", "modelID": "fake-model"}, nil)
+	s.post(url+"/session/"+session.ID+"/prompt_async", map[string]any{"parts": []any{map[string]any{"type": "text", "text": "Where were we?"}}}, nil)
+	s.waitFor("the orchestrator's request after the compaction", time.Minute, func() bool {
+		for _, req := range s.rootCalls() {
+			if strings.Contains(req.AllText(), "Where were we?") {
+				return true
+			}
+		}
+		return false
+	})
+	for _, req := range s.rootCalls() {
+		if !strings.Contains(req.AllText(), "Where were we?") {
+			continue
+		}
+		if sys := req.SystemText(); !strings.Contains(sys, "A whetstone review run is in progress in this session (the conversation was compacted)") ||
+			!strings.Contains(sys, fakemodel.DispatchMarker+`{"subagent_type":"whetstone-critic"`) {
+			t.Errorf("the system prompt after the compaction lacks the run's instructions:\n%.3000s", sys)
+		}
+		return
+	}
+}
