@@ -5,7 +5,7 @@ CACHE ?= $(CURDIR)/.cache
 export WHETSTONE_CACHE := $(CACHE)
 VERSION := $(shell cat VERSION)
 
-.PHONY: build dist pack test unit e2e fuzz bench demo claude bwrap clean generate
+.PHONY: build dist pack test unit e2e e2e-opencode fuzz bench demo claude opencode ripgrep bwrap clean generate
 
 build: bin/whetstone
 
@@ -36,7 +36,7 @@ claude:
 bwrap:
 	@./scripts/install-bwrap
 
-test: unit e2e
+test: unit e2e e2e-opencode
 
 # unit runs the Go tests (unit, testscript, concurrency, crash), the race
 # detector, and a short fuzz pass over every decoder and validator.
@@ -54,6 +54,21 @@ e2e: build pack
 	WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" WHETSTONE_PACKAGE="$(CURDIR)/dist/whetstone-$(VERSION).tgz" \
 	$(GO) test -count=1 -timeout 30m ./e2e/
 
+# opencode installs the pinned OpenCode (1.18.33) and @opencode-ai/plugin
+# into $(CACHE)/opencode from the npm registry, once; ripgrep puts rg on
+# PATH (Debian's package), which OpenCode would otherwise download.
+opencode:
+	@./scripts/install-opencode >/dev/null
+
+ripgrep:
+	@./scripts/install-ripgrep
+
+# e2e-opencode runs the end-to-end tests in the real OpenCode.
+e2e-opencode: build ripgrep
+	c=$$(./scripts/install-opencode) && \
+	WHETSTONE_OPENCODE="$$c" WHETSTONE_OPENCODE_PLUGIN_PKG="$$(dirname "$$c")/../../@opencode-ai/plugin" \
+	$(GO) test -count=1 -timeout 20m -run '^TestOpenCode' ./e2e/
+
 FUZZTIME ?= 5m
 fuzz:
 	@for t in $$($(GO) test -list '^Fuzz' ./... 2>/dev/null | grep '^Fuzz' | sort -u); do \
@@ -65,8 +80,15 @@ fuzz:
 bench: build
 	./scripts/bench
 
+# CLIENT=opencode runs the demo in the pinned OpenCode instead.
+CLIENT ?= claude
 demo: build
+ifeq ($(CLIENT),opencode)
+	@./scripts/install-ripgrep
+	c=$$(./scripts/install-opencode) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -opencode "$$c"
+else
 	c=$$(./scripts/install-claude) && WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo
+endif
 
 # generate rewrites agents/*.md from internal/brief/src (a test fails when
 # the committed files differ).

@@ -75,8 +75,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	plugin := fl.String("plugin", cmp.Or(os.Getenv("WHETSTONE_PLUGIN"), "."), "the whetstone plugin directory (default $WHETSTONE_PLUGIN or the current directory)")
 	src := fl.String("src", "testdata/demo", "the sample project: base/ is committed, change/ is laid over it uncommitted")
 	timeout := fl.Duration("timeout", 5*time.Minute, "give up after this long")
+	opencode := fl.String("opencode", "", "run the demo in OpenCode with this opencode binary instead of Claude Code")
 	if err := fl.Parse(args); err != nil {
 		return 2
+	}
+	if *opencode != "" {
+		return runOpenCode(*opencode, *plugin, *src, *timeout, stdout, stderr)
 	}
 	if *claude == "" {
 		fmt.Fprintln(stderr, "demo: no claude binary; set WHETSTONE_CLAUDE or pass -claude (scripts/install-claude prints the path)")

@@ -1,5 +1,8 @@
-// Command genagents writes the agents' briefs, agents/<name>.md, from the
-// sources in internal/brief/src. Run it from the module root:
+// Command genagents writes the agents' briefs from the sources in
+// internal/brief/src: Claude Code's agents/<name>.md and OpenCode's
+// opencode/agent/whetstone-<name>.md, and OpenCode's review command,
+// opencode/command/whetstone-review.md, from commands/review.md. Run it
+// from the module root:
 //
 //	go run ./cmd/genagents
 package main
@@ -14,16 +17,42 @@ import (
 )
 
 func main() {
-	dir := flag.String("dir", "agents", "directory to write the agent files into")
+	root := flag.String("root", ".", "the module root")
 	flag.Parse()
-	for _, name := range brief.Names() {
-		b, err := brief.Render(name)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(*dir, name+".md"), b, 0o644)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "genagents:", err)
-			os.Exit(1)
+	if err := generate(*root); err != nil {
+		fmt.Fprintln(os.Stderr, "genagents:", err)
+		os.Exit(1)
+	}
+}
+
+func generate(root string) error {
+	for _, dir := range []string{"agents", "opencode/agent", "opencode/command"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			return err
 		}
 	}
+	for _, name := range brief.Names() {
+		b, err := brief.Render(name)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(root, "agents", name+".md"), b, 0o644); err != nil {
+			return err
+		}
+		if b, err = brief.RenderOpenCode(name); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(root, "opencode", "agent", brief.OpenCodePrefix+name+".md"), b, 0o644); err != nil {
+			return err
+		}
+	}
+	claude, err := os.ReadFile(filepath.Join(root, "commands", "review.md"))
+	if err != nil {
+		return err
+	}
+	b, err := brief.RenderOpenCodeCommand(claude)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, "opencode", "command", brief.OpenCodeCommand+".md"), b, 0o644)
 }

@@ -174,7 +174,7 @@ func roundSection(r *loop.Run, rec Record, round []review.Merged) string {
 	fmt.Fprintf(&b, "## Round %d · iteration %d · %s\n\n", rec.Round, rec.Iteration, rec.At.Format(time.RFC3339))
 	var who []string
 	for _, rv := range rec.Reviewers {
-		who = append(who, fmt.Sprintf("%s (%s, %s)", md(rv.Name), rv.Status, plural(rv.Findings, "finding")))
+		who = append(who, fmt.Sprintf("%s (%s, %s)", md(rv.Name), rv.Status, review.Plural(rv.Findings, "finding")))
 	}
 	fmt.Fprintf(&b, "- Reviewers: %s\n", strings.Join(who, ", "))
 	status := "clean"
@@ -183,7 +183,7 @@ func roundSection(r *loop.Run, rec Record, round []review.Merged) string {
 	}
 	fmt.Fprintf(&b, "- Status: %s; decision: %s; next: %s\n", status, md(rec.Status), rec.Next)
 	fmt.Fprintf(&b, "- Findings: %s (%d new, %d reopened, %d blocking, %d pre-existing)\n",
-		plural(rec.Findings, "finding"), rec.New, rec.Reopened, rec.Blocking, rec.PreExisting)
+		review.Plural(rec.Findings, "finding"), rec.New, rec.Reopened, rec.Blocking, rec.PreExisting)
 	fmt.Fprintf(&b, "- Consecutive clean passes: %d\n", rec.CleanPasses)
 	fmt.Fprintf(&b, "- Duration: %s · tokens: %d\n", (time.Duration(rec.DurationMS) * time.Millisecond).Round(time.Second), rec.Tokens)
 	if len(round) > 0 {

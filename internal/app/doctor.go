@@ -18,6 +18,7 @@ import (
 
 	"github.com/whetstone-dev/whetstone"
 	"github.com/whetstone-dev/whetstone/internal/config"
+	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
 )
 
@@ -82,13 +83,13 @@ func DoctorText(checks []Check, colour bool) string {
 	}
 	switch {
 	case fails > 0:
-		fmt.Fprintf(&b, "%s found", plural(fails, "problem"))
+		fmt.Fprintf(&b, "%s found", review.Plural(fails, "problem"))
 		if warns > 0 {
-			fmt.Fprintf(&b, " (and %s)", plural(warns, "warning"))
+			fmt.Fprintf(&b, " (and %s)", review.Plural(warns, "warning"))
 		}
 		b.WriteString(".\n")
 	case warns > 0:
-		fmt.Fprintf(&b, "No problems; %s.\n", plural(warns, "warning"))
+		fmt.Fprintf(&b, "No problems; %s.\n", review.Plural(warns, "warning"))
 	default:
 		b.WriteString("No problems found.\n")
 	}

@@ -23,9 +23,11 @@ var (
 	// readTools only read or talk to the model; they still may not name
 	// whetstone's key.
 	readTools = []string{"Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "TodoWrite",
-		"ToolSearch", "ListAgents", "Skill", "BashOutput", "TaskOutput", "TaskStop", "KillShell", "CronList"}
-	// editTools change one file, named in their input.
-	editTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
+		"ToolSearch", "ListAgents", "Skill", "BashOutput", "TaskOutput", "TaskStop", "KillShell", "CronList",
+		"Invalid"} // OpenCode's answer to a call of a tool the agent does not have
+	// editTools change the files named in their input (hook.Payload.Paths);
+	// ApplyPatch is OpenCode's apply_patch, which may name several.
+	editTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit", "ApplyPatch"}
 	// shellTools run a command line.
 	shellTools = []string{"Bash", "Monitor"}
 )
@@ -100,7 +102,7 @@ func (g gate) namesKey(p hook.Payload) string {
 	if !keyUnnamed(p.ToolInput.Raw, g.protected) {
 		return deny
 	}
-	for _, field := range []string{"file_path", "path", "notebook_path"} {
+	for _, field := range []string{"file_path", "path", "notebook_path", "filePath"} {
 		v := p.ToolInput.Get(field).String()
 		if v == "" {
 			continue
@@ -158,15 +160,13 @@ func (g gate) edit(p hook.Payload) *hook.Response {
 // path is judged after resolving symlinks, and case-insensitively, since
 // .WHETSTONE is .whetstone on macOS and Windows.
 func (g gate) fixerPath(p hook.Payload) *hook.Response {
-	path := p.ToolInput.Get("file_path").String()
-	if path == "" {
-		path = p.ToolInput.Get("notebook_path").String()
-	}
-	if path == "" {
+	if len(p.Paths) == 0 {
 		return hook.Deny("whetstone: this edit names no file_path")
 	}
-	if reason := ownedPath(g.root, path); reason != "" {
-		return hook.Deny("whetstone: " + reason + "; the fixer changes only the project's code.")
+	for _, path := range p.Paths {
+		if reason := ownedPath(g.root, path); reason != "" {
+			return hook.Deny("whetstone: " + reason + "; the fixer changes only the project's code.")
+		}
 	}
 	return nil
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -32,8 +34,39 @@ var Events = map[string]string{
 
 // Hook answers one hook event. A nil response means "no opinion": exit 0
 // with empty stdout. In a session that owns no run, every event but a
-// /whetstone:review prompt returns nil after one stat.
+// /whetstone:review prompt returns nil after one stat. OpenCode's answers
+// use OpenCode's names (openCodeText).
 func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
+	resp, err := a.answer(event, p)
+	if resp != nil && p.Client == hook.OpenCode {
+		resp.MapText(openCodeText)
+	}
+	return resp, err
+}
+
+// openCodeWords turns Claude Code's names into OpenCode's: whetstone's
+// agents and command (whetstone:critic → whetstone-critic,
+// /whetstone:review → /whetstone-review) and the tools. Built on first use:
+// compiling a regexp costs every hook process time.
+var openCodeWords = sync.OnceValue(func() func(string) string {
+	names := regexp.MustCompile(`\bwhetstone:([a-z][a-z-]*[a-z])`)
+	tools := strings.NewReplacer(
+		"the Edit tool", "the edit tool",
+		"Use Read, Grep, Glob and read-only Bash commands.", "Use read, grep, glob and read-only bash commands.",
+		"write-shaped Bash", "write-shaped bash",
+	)
+	return func(s string) string { return tools.Replace(names.ReplaceAllString(s, "whetstone-$1")) }
+})
+
+// openCodeText is a text of an answer in OpenCode's words.
+func openCodeText(s string) string {
+	if s == "" {
+		return s
+	}
+	return openCodeWords()(s)
+}
+
+func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 	// Claude Code runs every hook in the session's launch directory, also for
 	// subagents; the payload's cwd follows the Bash tool's cd, so it is only
 	// the fallback.
@@ -82,7 +115,7 @@ func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
 	case "session-start":
 		return a.sessionStart(body, p)
 	case "user-prompt-submit":
-		return a.promptDuringRun(body)
+		return a.promptDuringRun(body, p)
 	case "pre-tool-use":
 		return a.preToolUse(proj, id, p, body)
 	case "subagent-start":
@@ -216,23 +249,31 @@ func (a *App) sessionStart(body []byte, p hook.Payload) (*hook.Response, error) 
 		return nil, err
 	}
 	how := map[string]string{"compact": "compacted", "resume": "resumed"}[p.Source]
-	return hook.Context("SessionStart", fmt.Sprintf("A whetstone review run is in progress in this session (the conversation was %s). Continue it:\n%s", how, r.Instructions())), nil
+	return hook.Context("SessionStart", fmt.Sprintf("A whetstone review run is in progress in this session (the conversation was %s). Continue it:\n%s", how, r.Instructions(clientOf(p)))), nil
 }
 
 // promptDuringRun reminds the orchestrator of the run when a new turn starts
 // (a user prompt, or a background agent's completion notice) and the phase
 // has agents nobody dispatched yet.
-func (a *App) promptDuringRun(body []byte) (*hook.Response, error) {
+func (a *App) promptDuringRun(body []byte, p hook.Payload) (*hook.Response, error) {
 	r, err := active(body)
 	if r == nil || err != nil {
 		return nil, err
 	}
 	for _, n := range r.Pending() {
 		if r.Agents[n] == nil {
-			return hook.Context("UserPromptSubmit", r.Instructions()), nil
+			return hook.Context("UserPromptSubmit", r.Instructions(clientOf(p))), nil
 		}
 	}
 	return nil, nil
+}
+
+// clientOf is the client whose words a hook's answer uses.
+func clientOf(p hook.Payload) loop.Client {
+	if p.Client == hook.OpenCode {
+		return loop.OpenCode
+	}
+	return loop.ClaudeCode
 }
 
 // agentName returns the short name of a whetstone agent type, or "".
@@ -245,7 +286,7 @@ func agentName(agentType string) string {
 }
 
 func (a *App) dispatchGate(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
-	name := agentName(p.ToolInput.Get("subagent_type").String())
+	name := agentName(p.SubagentType())
 	if name == "" {
 		return nil, nil // other plugins' and built-in agents are not ours to gate
 	}
@@ -323,7 +364,7 @@ func (a *App) stop(proj Project, id string, p hook.Payload, body []byte) (*hook.
 				return errUnchanged
 			}
 			if r.Apply(&loop.Event{Kind: loop.Idle, Now: now, Limit: a.stopBlockLimit()}) == "remind" {
-				resp = hook.Block(r.Instructions())
+				resp = hook.Block(r.Instructions(clientOf(p)))
 				return nil
 			}
 			if err := a.finish(proj, r); err != nil {

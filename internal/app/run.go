@@ -52,7 +52,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 		return refuse(err)
 	}
 	if r := a.resumable(proj, p.SessionID); r != nil && !args.Restart {
-		return resuming(r), nil
+		return resuming(r, clientOf(p)), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
 	defer cancel()
@@ -81,7 +81,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 			case errors.Is(err, loop.ErrNewerVersion):
 				return nil, err
 			case err == nil && r.Active() && !args.Restart:
-				resp = resuming(r)
+				resp = resuming(r, clientOf(p))
 				return nil, nil
 			case err == nil && r.Active():
 				if _, err := a.Update(proj, id, func(r *loop.Run) error {
@@ -106,7 +106,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 			skipped = fmt.Sprintf(", %d skipped by triage", n)
 		}
 		resp = hook.Context("UserPromptSubmit", fmt.Sprintf("whetstone started review run %s (depth %s, %s, %s%s): %s.\n%s",
-			r.ID, settings.Depth, plural(len(r.Roster), "reviewer"), plural(len(change.Files), "changed file"), skipped, change.Description, r.Instructions()))
+			r.ID, settings.Depth, review.Plural(len(r.Roster), "reviewer"), review.Plural(len(change.Files), "changed file"), skipped, change.Description, r.Instructions(clientOf(p))))
 		return []byte(r.ID + "\n"), nil
 	})
 	if err != nil {
@@ -115,8 +115,8 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	return resp, nil
 }
 
-func resuming(r *loop.Run) *hook.Response {
-	return hook.Context("UserPromptSubmit", "Resuming the whetstone run already active in this session (use --restart for a new one).\n"+r.Instructions())
+func resuming(r *loop.Run, c loop.Client) *hook.Response {
+	return hook.Context("UserPromptSubmit", "Resuming the whetstone run already active in this session (use --restart for a new one).\n"+r.Instructions(c))
 }
 
 // resumable returns the session's active run, read without the lock, or nil.
@@ -130,13 +130,6 @@ func (a *App) resumable(proj Project, session string) *loop.Run {
 		return nil
 	}
 	return r
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // create makes a new run directory with its context, the first iteration's
@@ -353,7 +346,18 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload, body []byte)
 		if !r.Complete() {
 			return nil
 		}
-		return a.conclude(proj, r, rep, now)
+		if err := a.conclude(proj, r, rep, now); err != nil {
+			return err
+		}
+		if clientOf(p) == loop.OpenCode && resp == nil {
+			// opencode run ends at the first idle of the root session, so
+			// no Stop analogue would carry the next step: it rides on the
+			// result of the task call that completed the phase
+			// (docs/opencode.md), and a finished run's summary with it.
+			resp = hook.Context("SubagentStop", r.Instructions(loop.OpenCode))
+			r.Announced = !r.Active()
+		}
+		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
 		return nil, err

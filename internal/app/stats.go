@@ -226,7 +226,7 @@ const barWidth = 24
 func (s Stats) Text(colour bool) string {
 	p := painter(colour)
 	var b strings.Builder
-	b.WriteString("whetstone stats · " + plural(s.Runs, "run"))
+	b.WriteString("whetstone stats · " + review.Plural(s.Runs, "run"))
 	if s.Active > 0 {
 		fmt.Fprintf(&b, " (%d active)", s.Active)
 	}
@@ -255,10 +255,10 @@ func (s Stats) Text(colour bool) string {
 		chart(&b, rows)
 	}
 	if c := s.Converge; c.Runs > 0 {
-		fmt.Fprintf(&b, "\nReview rounds to converge (%s): median %d, at most %d\n", plural(c.Runs, "run"), c.Median, c.Max)
+		fmt.Fprintf(&b, "\nReview rounds to converge (%s): median %d, at most %d\n", review.Plural(c.Runs, "run"), c.Median, c.Max)
 		var rows []row
 		for _, n := range slices.Sorted(maps.Keys(c.Histogram)) {
-			label := plural(n, "round")
+			label := review.Plural(n, "round")
 			rows = append(rows, row{label, len(label), c.Histogram[n]})
 		}
 		chart(&b, rows)
@@ -293,7 +293,7 @@ func (s Stats) Text(colour bool) string {
 			if x.r.Rate != nil {
 				pct = fmt.Sprintf("%3.0f%%", *x.r.Rate*100)
 			}
-			fmt.Fprintf(&b, "  %-12s  %s  (%d of %s%s)\n", x.name, pct, x.r.Count, plural(x.r.Of, x.of), x.tail)
+			fmt.Fprintf(&b, "  %-12s  %s  (%d of %s%s)\n", x.name, pct, x.r.Count, review.Plural(x.r.Of, x.of), x.tail)
 		}
 	}
 	if t := s.Time; t.Runs > 0 {
@@ -302,7 +302,7 @@ func (s Stats) Text(colour bool) string {
 	}
 	if t := s.Tokens; t.Runs > 0 {
 		fmt.Fprintf(&b, "Tokens: %s in total; median %s, most %s per run (%s counted)\n",
-			loop.FormatTokens(int(t.Total)), loop.FormatTokens(int(t.Median)), loop.FormatTokens(int(t.Max)), plural(t.Runs, "run"))
+			loop.FormatTokens(int(t.Total)), loop.FormatTokens(int(t.Median)), loop.FormatTokens(int(t.Max)), review.Plural(t.Runs, "run"))
 	}
 	return b.String()
 }

@@ -103,7 +103,7 @@ func (s Status) Text(colour bool) string {
 		fmt.Fprintf(&b, "whetstone run %s · %s phase · iteration %d of at most %d · depth %s\n",
 			s.Run, p.bold(string(s.Phase)), s.Iteration, s.MaxIterations, s.Depth)
 	} else if s.Phase == loop.Done {
-		fmt.Fprintf(&b, "whetstone run %s · %s after %s: %s\n", s.Run, p.bold("DONE"), plural(s.Iteration, "iteration"), p.verdict(s.Verdict))
+		fmt.Fprintf(&b, "whetstone run %s · %s after %s: %s\n", s.Run, p.bold("DONE"), review.Plural(s.Iteration, "iteration"), p.verdict(s.Verdict))
 	} else {
 		fmt.Fprintf(&b, "whetstone run %s · %s (%s) at iteration %d: %s\n", s.Run, p.bold("STOPPED"), s.StopReason, s.Iteration, p.verdict(s.Verdict))
 	}
@@ -140,13 +140,13 @@ func (s Status) Text(colour bool) string {
 				st = p.red(st)
 			}
 			if a.Rejections > 0 {
-				st += fmt.Sprintf(" (%s rejected)", plural(a.Rejections, "report"))
+				st += fmt.Sprintf(" (%s rejected)", review.Plural(a.Rejections, "report"))
 			}
 			fmt.Fprintf(&b, "%s%-*s  %s\n", label, width, a.Name, st)
 		}
 	}
 	fmt.Fprintf(&b, "  findings: %s\n", s.findings(p))
-	fmt.Fprintf(&b, "  rounds:   %d review %s, %d consecutive clean %s\n", s.Rounds, pluralWord(s.Rounds, "round"), s.CleanPasses, pluralWord(s.CleanPasses, "pass"))
+	fmt.Fprintf(&b, "  rounds:   %d review %s, %d consecutive clean %s\n", s.Rounds, review.PluralWord(s.Rounds, "round"), s.CleanPasses, review.PluralWord(s.CleanPasses, "pass"))
 	if s.Report != "" {
 		fmt.Fprintf(&b, "  report:   %s\n", s.Report)
 	}
@@ -182,17 +182,6 @@ func ValidRunID(id string) bool {
 		return false
 	}
 	return strings.Trim(id[i+1:], "0123456789") == ""
-}
-
-// pluralWord is the word alone, in the number n asks for.
-func pluralWord(n int, what string) string {
-	if n == 1 {
-		return what
-	}
-	if strings.HasSuffix(what, "s") {
-		return what + "es"
-	}
-	return what + "s"
 }
 
 // painter adds ANSI colours when on.

@@ -11,7 +11,7 @@
 // generators (OpenCode agents).
 package brief
 
-//go:generate go run ../../cmd/genagents -dir ../../agents
+//go:generate go run ../../cmd/genagents -root ../..
 
 import (
 	"bytes"

@@ -215,3 +215,64 @@ func TestLoadUnknown(t *testing.T) {
 		t.Error("Render(nobody) succeeded")
 	}
 }
+
+// TestOpenCodeFilesUpToDate fails when OpenCode's committed agents or
+// command are not what the sources generate, or when an agent file has no
+// source: OpenCode and Claude Code must never read different briefs.
+func TestOpenCodeFilesUpToDate(t *testing.T) {
+	const fix = "edit internal/brief/src or commands/review.md, not opencode/, then run `go run ./cmd/genagents` from the module root"
+	for _, name := range Names() {
+		want, err := RenderOpenCode(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join("opencode", "agent", OpenCodePrefix+name+".md")
+		got, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%s differs from its sources (-generated +committed) (%v):\n%s\n%s", file, err, cmp.Diff(string(want), string(got)), fix)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "opencode", "agent", "*.md"))
+	if len(files) != len(Names()) {
+		t.Errorf("opencode/agent holds %d files for %d agents; %s", len(files), len(Names()), fix)
+	}
+	claude, err := os.ReadFile(filepath.Join(root, "commands", "review.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := RenderOpenCodeCommand(claude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(root, "opencode", "command", OpenCodeCommand+".md"))
+	if err != nil || string(got) != string(want) {
+		t.Errorf("opencode/command/%s.md differs from commands/review.md (-generated +committed) (%v):\n%s\n%s", OpenCodeCommand, err, cmp.Diff(string(want), string(got)), fix)
+	}
+	for _, claudeWord := range []string{"Agent tool", "Agent call", "/whetstone:review", "run_in_background", "Stop hook"} {
+		if strings.Contains(string(want), claudeWord) {
+			t.Errorf("OpenCode's command still says %q", claudeWord)
+		}
+	}
+}
+
+// TestOpenCodePermissions: a read-only agent may not edit; only agents with
+// Bash may run commands.
+func TestOpenCodePermissions(t *testing.T) {
+	for _, name := range Names() {
+		a := load(t, name)
+		b, err := RenderOpenCode(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edits := slices.Contains(a.Tools, "Edit")
+		if strings.Contains(string(b), "  edit: allow") != edits {
+			t.Errorf("%s: edit allowed = %v, want %v:\n%s", name, !edits, edits, b)
+		}
+		if strings.Contains(string(b), "  bash: allow") != slices.Contains(a.Tools, "Bash") {
+			t.Errorf("%s: bash permission does not follow its tools %v", name, a.Tools)
+		}
+		if !strings.Contains(string(b), "\nmode: subagent\n") {
+			t.Errorf("%s is not a subagent", name)
+		}
+	}
+}

@@ -263,6 +263,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					return nil
 				},
 			},
+			installCommand(stdout),
+			uninstallCommand(stdout),
 			{
 				Name:      "version",
 				Usage:     "print the version",
@@ -475,15 +477,15 @@ func validate(path string, stdout io.Writer) error {
 	case review.SchemaReview:
 		var r review.Report
 		r, ps = review.ValidateReview(raw, exp)
-		summary = fmt.Sprintf("%d finding(s), %d fix check(s)", len(r.Findings), len(r.FixChecks))
+		summary = review.Plural(len(r.Findings), "finding") + ", " + review.Plural(len(r.FixChecks), "fix check")
 	case review.SchemaFix:
 		var r review.FixReport
 		r, ps = review.ValidateFix(raw, exp)
-		summary = fmt.Sprintf("%d result(s)", len(r.Results))
+		summary = review.Plural(len(r.Results), "result")
 	case review.SchemaValidation:
 		var r review.ValidationReport
 		r, ps = review.ValidateValidation(raw, exp)
-		summary = fmt.Sprintf("%d result(s)", len(r.Results))
+		summary = review.Plural(len(r.Results), "result")
 	default:
 		return fmt.Errorf("%s: $.schema: must be one of %s, %s, %s, %s (got %q)", path, review.SchemaReview, review.SchemaFix, review.SchemaValidation, runreport.Schema, s)
 	}

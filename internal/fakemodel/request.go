@@ -15,6 +15,7 @@ import (
 // questions a script asks: who is calling, at which step, and what it was
 // shown last.
 type Request struct {
+	API      string    `json:"-"` // "" (Anthropic) or OpenAI
 	Model    string    `json:"model"`
 	Stream   bool      `json:"stream"`
 	System   []Block   `json:"system"`
@@ -107,18 +108,28 @@ func ParseRequest(body []byte) (*Request, error) {
 
 // IsSubagent reports whether a subagent is calling: Claude Code appends
 // cc_is_subagent=true to the billing header in system[0].
+// In OpenCode, a child session is one offered tools but not task (children
+// are denied it).
 func (r *Request) IsSubagent() bool {
+	if r.API == OpenAI {
+		return len(r.Tools) > 0 && !r.HasTool("task")
+	}
 	return len(r.System) > 0 && strings.Contains(r.System[0].Text, "cc_is_subagent=true")
 }
 
 // Agent is the calling agent's "whetstone:<name>", read from the first line
-// "# whetstone:<name>" of its body (system[2]); "" on the main thread and for
-// agents that are not whetstone's.
+// "# whetstone:<name>" of its body (system[2] in Claude Code, the start of
+// the system prompt in OpenCode); "" on the main thread and for agents that
+// are not whetstone's.
 func (r *Request) Agent() string {
-	if !r.IsSubagent() || len(r.System) < 3 {
+	body := 2
+	if r.API == OpenAI {
+		body = 0
+	}
+	if !r.IsSubagent() || len(r.System) <= body {
 		return ""
 	}
-	first, _, _ := strings.Cut(strings.TrimSpace(r.System[2].Text), "\n")
+	first, _, _ := strings.Cut(strings.TrimSpace(r.System[body].Text), "\n")
 	name, ok := strings.CutPrefix(strings.TrimSpace(first), "# ")
 	if !ok || !strings.HasPrefix(name, "whetstone:") {
 		return ""
@@ -181,9 +192,19 @@ func (r *Request) Latest() string {
 }
 
 // StopFeedback returns the texts of the user messages that carry a Stop or
-// SubagentStop hook's block ("Stop hook feedback:\n<reason>"), in order.
+// SubagentStop hook's block ("Stop hook feedback:\n<reason>"), in order. In
+// OpenCode, where the plugin prompts the session with the bare reason,
+// every user message after the first one.
 func (r *Request) StopFeedback() []string {
 	var out []string
+	if r.API == OpenAI {
+		for i, m := range r.Messages {
+			if m.Role == "user" && i > 0 && !(len(m.Content) > 0 && m.Content[0].Type == "tool_result") {
+				out = append(out, m.Content.Text())
+			}
+		}
+		return out
+	}
 	for _, m := range r.Messages {
 		if m.Role != "user" {
 			continue
@@ -213,13 +234,16 @@ func (r *Request) SystemText() string {
 	return Content(r.System).Text()
 }
 
-const projectDirMarker = " - Primary working directory: "
-
 // ProjectDir is the absolute project directory the environment message names
-// (" - Primary working directory: <dir>").
+// (" - Primary working directory: <dir>" in Claude Code, "  Working
+// directory: <dir>" in OpenCode's system prompt).
 func (r *Request) ProjectDir() string {
+	marker := " - Primary working directory: "
+	if r.API == OpenAI {
+		marker = "  Working directory: "
+	}
 	for _, text := range []string{r.AllText(), r.SystemText()} {
-		if _, rest, ok := strings.Cut(text, projectDirMarker); ok {
+		if _, rest, ok := strings.Cut(text, marker); ok {
 			line, _, _ := strings.Cut(rest, "\n")
 			return strings.TrimSpace(line)
 		}

@@ -62,11 +62,20 @@ type Record struct {
 }
 
 // Request decodes the record's body.
-func (rec Record) Request() (*Request, error) { return ParseRequest(rec.Body) }
+func (rec Record) Request() (*Request, error) {
+	if rec.Path == "/v1/chat/completions" {
+		return ParseChatRequest(rec.Body)
+	}
+	return ParseRequest(rec.Body)
+}
 
-// Server is a running fake Messages API on 127.0.0.1.
+// Server is a running fake model on 127.0.0.1: the Anthropic Messages API
+// (POST /v1/messages, Claude Code) and the OpenAI-compatible chat
+// completions API (POST /v1/chat/completions, OpenCode), answered by the
+// same script.
 type Server struct {
-	// URL is the base URL for ANTHROPIC_BASE_URL (no /v1).
+	// URL is the base URL for ANTHROPIC_BASE_URL (no /v1); OpenCode's
+	// baseURL is URL + "/v1".
 	URL string
 
 	script  Script
@@ -181,6 +190,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"input_tokens":10}`)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
 		s.messages(r.Context(), w, body, &rec)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
+		s.chat(r.Context(), w, body, &rec)
 	default:
 		rec.Error = "not found"
 		http.NotFound(w, r)

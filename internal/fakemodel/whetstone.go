@@ -44,6 +44,9 @@ type Whetstone struct {
 	// Lazy makes the orchestrator never dispatch: it ends every turn with
 	// text.
 	Lazy bool
+	// LazyTurns makes the orchestrator end its first LazyTurns turns with
+	// text, then follow the instructions it was shown since.
+	LazyTurns int
 	// RogueEdit, when set, is an edit the orchestrator tries itself once,
 	// during the run, after its first dispatch.
 	RogueEdit *Edit
@@ -84,6 +87,9 @@ const RogueCommand = "echo x > f.txt"
 // Script is the scenario as a model script.
 func (w Whetstone) Script() Script {
 	return func(req *Request) Reply {
+		if req.IsTitle() {
+			return Say("whetstone review")
+		}
 		if !req.IsSubagent() {
 			return w.orchestrator(req)
 		}
@@ -134,21 +140,21 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 	if strings.Contains(req.LastUserText(), compactionMarker) {
 		return Say("<analysis>The user started a whetstone review; the hooks drive it.</analysis>\n<summary>A /whetstone:review run is in progress. Follow the latest whetstone instructions.</summary>")
 	}
-	if w.Lazy {
+	if w.Lazy || req.AssistantTurns() < w.LazyTurns {
 		return Say("I will get to the review later.")
 	}
 	dispatched := map[string]bool{}
 	edited := false
 	for _, u := range req.ToolUses() {
 		switch u.Name {
-		case "Agent", "Task":
+		case "Agent", "Task", "task":
 			var in struct {
 				Description string `json:"description"`
 			}
 			if json.Unmarshal(u.Input, &in) == nil {
 				dispatched[in.Description] = true
 			}
-		case "Edit":
+		case "Edit", "edit", "apply_patch":
 			edited = true
 		}
 	}
@@ -157,17 +163,20 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 		if d, _ := in["description"].(string); dispatched[d] {
 			continue
 		}
-		calls = append(calls, ToolUse("Agent", in))
+		calls = append(calls, ToolUse(req.tool("Agent"), in))
+	}
+	if len(calls) > 0 && req.API == OpenAI && w.RogueEdit != nil && !edited {
+		// OpenCode hands the orchestrator every result of a phase at once,
+		// ending with the next instruction: it tries its edit alongside
+		// its first dispatch.
+		calls = append(calls, req.edit(*w.RogueEdit))
 	}
 	if len(calls) > 0 {
 		return Reply{Content: append([]Block{Text(fmt.Sprintf("Dispatching %d whetstone %s.", len(calls), map[bool]string{true: "agent", false: "agents"}[len(calls) == 1]))}, calls...)}
 	}
 	latest := req.Latest()
 	if w.RogueEdit != nil && !edited && len(dispatched) > 0 && !finished(latest) {
-		e := w.RogueEdit
-		return Call(ToolUse("Edit", map[string]any{
-			"file_path": filepath.Join(req.ProjectDir(), e.File), "old_string": e.Old, "new_string": e.New,
-		}))
+		return Call(req.edit(*w.RogueEdit))
 	}
 	if finished(latest) {
 		return Say("The whetstone review is over; see the summary above.")
@@ -184,10 +193,7 @@ func (w Whetstone) reviewer(req *Request, prompt string) Reply {
 	name := m[3]
 	iteration, _ := strconv.Atoi(m[2])
 	if name == w.RogueReviewer && len(req.ToolUses()) == 0 {
-		return Call(
-			ToolUse("Write", map[string]any{"file_path": filepath.Join(req.ProjectDir(), "rogue.txt"), "content": "a reviewer wrote this\n"}),
-			ToolUse("Bash", map[string]any{"command": RogueCommand, "description": "write a file"}),
-		)
+		return Call(req.rogueCalls()...)
 	}
 	var findings []Finding
 	if w.Findings != nil {
@@ -280,9 +286,7 @@ func (w Whetstone) fixer(req *Request, prompt string) Reply {
 	if len(req.ToolUses()) == 0 && len(edits) > 0 {
 		var calls []Block
 		for _, e := range edits {
-			calls = append(calls, ToolUse("Edit", map[string]any{
-				"file_path": filepath.Join(req.ProjectDir(), e.File), "old_string": e.Old, "new_string": e.New,
-			}))
+			calls = append(calls, req.edit(e))
 		}
 		return Call(calls...)
 	}
@@ -303,4 +307,52 @@ func validator(prompt string) Reply {
 	}
 	raw, _ := json.MarshalIndent(map[string]any{"schema": "whetstone.validation/v1", "results": results}, "", "  ")
 	return Say(string(raw))
+}
+
+// tool is the caller's name for a Claude Code tool: OpenCode's are lower
+// case, and its Agent is task.
+func (r *Request) tool(name string) string {
+	if r.API != OpenAI {
+		return name
+	}
+	if name == "Agent" {
+		return "task"
+	}
+	return strings.ToLower(name)
+}
+
+// edit is the Edit call that makes e, in the caller's API.
+func (r *Request) edit(e Edit) Block {
+	path := filepath.Join(r.ProjectDir(), e.File)
+	if r.API == OpenAI && r.HasTool("apply_patch") && !r.HasTool("edit") {
+		// gpt-5 models get apply_patch instead of edit.
+		patch := fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n-%s\n+%s\n*** End Patch", path, e.Old, e.New)
+		return ToolUse("apply_patch", map[string]any{"patchText": patch})
+	}
+	if r.API == OpenAI {
+		return ToolUse("edit", map[string]any{"filePath": path, "oldString": e.Old, "newString": e.New})
+	}
+	return ToolUse("Edit", map[string]any{"file_path": path, "old_string": e.Old, "new_string": e.New})
+}
+
+// RoguePatch is the apply_patch a rogue reviewer tries in OpenCode.
+const RoguePatch = "*** Begin Patch\n*** Add File: rogue-patch.txt\n+a reviewer patched this\n*** End Patch"
+
+// rogueCalls are the writes a rogue reviewer tries: a Write and a
+// write-shaped Bash in Claude Code; in OpenCode also an edit and an
+// apply_patch, which a read-only agent is not even offered.
+func (r *Request) rogueCalls() []Block {
+	path := filepath.Join(r.ProjectDir(), "rogue.txt")
+	if r.API == OpenAI {
+		return []Block{
+			ToolUse("write", map[string]any{"filePath": path, "content": "a reviewer wrote this\n"}),
+			ToolUse("edit", map[string]any{"filePath": filepath.Join(r.ProjectDir(), "README.md"), "oldString": "a", "newString": "b"}),
+			ToolUse("apply_patch", map[string]any{"patchText": RoguePatch}),
+			ToolUse("bash", map[string]any{"command": RogueCommand, "description": "write a file"}),
+		}
+	}
+	return []Block{
+		ToolUse("Write", map[string]any{"file_path": path, "content": "a reviewer wrote this\n"}),
+		ToolUse("Bash", map[string]any{"command": RogueCommand, "description": "write a file"}),
+	}
 }

@@ -1,4 +1,5 @@
-// Package hook decodes Claude Code hook payloads and encodes hook answers.
+// Package hook decodes hook payloads (Claude Code's, and the same shape from
+// the OpenCode plugin, marked "client": "opencode") and encodes hook answers.
 package hook
 
 import (
@@ -7,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -39,7 +42,35 @@ type Payload struct {
 	TranscriptPath string
 	StopHookActive bool
 	Background     []Task
+	// Client is the harness that sent the payload: ClaudeCode, or OpenCode
+	// when the OpenCode plugin sent it with "client": "opencode". For
+	// OpenCode, Parse has already mapped the tool's name onto Claude
+	// Code's (OpenCodeTools) and the agent's name onto "whetstone:<name>".
+	Client string
+	// Paths are the files an edit-shaped call changes: file_path or
+	// notebook_path in Claude Code, filePath in OpenCode, and every path
+	// of an OpenCode apply_patch.
+	Paths []string
 }
+
+// Clients.
+const (
+	ClaudeCode = "claude-code"
+	OpenCode   = "opencode"
+)
+
+// OpenCodeTools maps OpenCode 1.18.33's built-in tools onto the Claude Code
+// tools that do the same, so that one gate judges both (docs/opencode.md).
+// A tool not listed keeps its OpenCode name and is judged as unknown.
+var OpenCodeTools = map[string]string{
+	"edit": "Edit", "write": "Write", "apply_patch": "ApplyPatch", "bash": "Bash", "task": "Agent",
+	"read": "Read", "glob": "Glob", "grep": "Grep", "list": "LS", "webfetch": "WebFetch", "websearch": "WebSearch",
+	"todowrite": "TodoWrite", "todoread": "TodoWrite", "skill": "Skill", "invalid": "Invalid", "question": "AskUserQuestion",
+}
+
+// OpenCodeAgentPrefix starts the name of each whetstone agent installed
+// for OpenCode (whetstone-critic), where Claude Code says whetstone:critic.
+const OpenCodeAgentPrefix = "whetstone-"
 
 // ValidName reports whether id can name a file under .whetstone (a session
 // id, or a run id, which starts with its session's first characters):
@@ -145,6 +176,8 @@ func Parse(raw []byte) (Payload, error) {
 			p.TranscriptPath = v.String()
 		case "stop_hook_active":
 			p.StopHookActive = v.Bool()
+		case "client":
+			p.Client = v.String()
 		case "background_tasks":
 			for _, t := range v.Array() {
 				p.Background = append(p.Background, Task{ID: t.Get("id").String(), Status: t.Get("status").String(), AgentType: t.Get("agent_type").String()})
@@ -155,7 +188,72 @@ func Parse(raw []byte) (Payload, error) {
 	if !ValidName(p.SessionID) {
 		return p, fmt.Errorf("hook payload has no usable session_id (got %q)", p.SessionID)
 	}
+	switch p.Client {
+	case "", ClaudeCode:
+		p.Client = ClaudeCode
+		for _, f := range []string{"file_path", "notebook_path"} {
+			if v := p.ToolInput.Get(f).String(); v != "" {
+				p.Paths = append(p.Paths, v)
+			}
+		}
+	case OpenCode:
+		p.fromOpenCode()
+	default:
+		return p, fmt.Errorf("hook payload names an unknown client %q (want %q or %q)", p.Client, ClaudeCode, OpenCode)
+	}
 	return p, nil
+}
+
+// fromOpenCode maps an OpenCode payload's tool and agent names onto Claude
+// Code's, and collects the paths it edits. The tool's own input is kept:
+// the gates read both spellings of the fields they need.
+func (p *Payload) fromOpenCode() {
+	tool := p.ToolName
+	if name, ok := OpenCodeTools[tool]; ok {
+		p.ToolName = name
+	}
+	if rest, ok := strings.CutPrefix(p.AgentType, OpenCodeAgentPrefix); ok {
+		p.AgentType = "whetstone:" + rest
+	}
+	switch tool {
+	case "apply_patch":
+		p.Paths = PatchPaths(p.ToolInput.Get("patchText").String())
+	case "edit", "write":
+		if v := p.ToolInput.Get("filePath").String(); v != "" {
+			p.Paths = append(p.Paths, v)
+		}
+	case "bash":
+		if v := p.ToolInput.Get("workdir").String(); v != "" {
+			p.Cwd = v
+		}
+	}
+}
+
+// SubagentType is the agent a dispatch (Agent, Task, OpenCode's task)
+// starts, as "whetstone:<name>" for whetstone's agents in either client.
+func (p Payload) SubagentType() string {
+	t := p.ToolInput.Get("subagent_type").String()
+	if rest, ok := strings.CutPrefix(t, OpenCodeAgentPrefix); ok && p.Client == OpenCode {
+		return "whetstone:" + rest
+	}
+	return t
+}
+
+// PatchPaths lists every file an apply_patch envelope adds, updates,
+// deletes or moves to, in order, without duplicates.
+func PatchPaths(patch string) []string {
+	var paths []string
+	for _, line := range strings.Split(patch, "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, marker := range []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
+			if path, ok := strings.CutPrefix(line, marker); ok {
+				if path = strings.TrimSpace(path); path != "" && !slices.Contains(paths, path) {
+					paths = append(paths, path)
+				}
+			}
+		}
+	}
+	return paths
 }
 
 // Response is a hook's JSON answer on stdout.
@@ -199,6 +297,16 @@ func Context(event, text string) *Response {
 
 // Message lets the action proceed and shows the user a message.
 func Message(msg string) *Response { return &Response{SystemMessage: msg} }
+
+// MapText replaces every text of the answer a model or a person reads with
+// f of it.
+func (r *Response) MapText(f func(string) string) {
+	r.Reason, r.SystemMessage = f(r.Reason), f(r.SystemMessage)
+	if r.Specific != nil {
+		r.Specific.PermissionDecisionReason = f(r.Specific.PermissionDecisionReason)
+		r.Specific.AdditionalContext = f(r.Specific.AdditionalContext)
+	}
+}
 
 // Encode renders the answer as one line of JSON.
 func (r *Response) Encode() []byte {

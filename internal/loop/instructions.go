@@ -15,9 +15,48 @@ const DispatchMarker = "WHETSTONE-DISPATCH "
 // Dir is a run's directory relative to the project root.
 func (r *Run) Dir() string { return ".whetstone/runs/" + r.ID }
 
-// Instructions tells the orchestrator what to do now: the Agent calls of the
-// current phase that are still pending, one WHETSTONE-DISPATCH line each.
-func (r *Run) Instructions() string {
+// Client is the harness whose orchestrator reads the instructions: it
+// names the dispatch tool, the agents and the tool's input.
+type Client string
+
+// Clients (hook.ClaudeCode, hook.OpenCode).
+const (
+	ClaudeCode Client = "claude-code"
+	OpenCode   Client = "opencode"
+)
+
+// DispatchTool is the tool that starts a subagent: Agent in Claude Code,
+// task in OpenCode.
+func (c Client) DispatchTool() string {
+	if c == OpenCode {
+		return "task"
+	}
+	return "Agent"
+}
+
+// AgentType is the subagent_type of a whetstone agent: whetstone:critic in
+// Claude Code (the plugin's namespace), whetstone-critic in OpenCode (the
+// name of its file in .opencode/agent/).
+func (c Client) AgentType(name string) string {
+	if c == OpenCode {
+		return "whetstone-" + name
+	}
+	return "whetstone:" + name
+}
+
+// dispatch is one dispatch tool call's input. OpenCode's task tool has no
+// run_in_background: its subagents always run in the foreground.
+type dispatch struct {
+	Type        string `json:"subagent_type"`
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+	Background  *bool  `json:"run_in_background,omitempty"`
+}
+
+// Instructions tells the orchestrator what to do now: the dispatch calls
+// of the current phase that are still pending, one WHETSTONE-DISPATCH line
+// each, in the words of client c.
+func (r *Run) Instructions(c Client) string {
 	if !r.Active() {
 		return r.Summary()
 	}
@@ -32,18 +71,18 @@ func (r *Run) Instructions() string {
 		b.WriteString("Every agent of this phase has been dispatched; wait for them to finish. Do not edit files or review the code yourself.\n")
 		return b.String()
 	}
-	what := "these " + plural(len(pending), "agent", "agents") + " now with the Agent tool, all in ONE assistant message so they run in parallel. Each line below is one Agent call"
+	tool := c.DispatchTool()
+	what := "these " + review.Plural(len(pending), "agent") + " now with the " + tool + " tool, all in ONE assistant message so they run in parallel. Each line below is one " + tool + " call"
 	if len(pending) == 1 {
-		what = "this agent now with the Agent tool. The line below is the Agent call"
+		what = "this agent now with the " + tool + " tool. The line below is the " + tool + " call"
 	}
 	fmt.Fprintf(&b, "Dispatch %s: use the JSON after %q as the tool input, unchanged.\n", what, strings.TrimSpace(DispatchMarker))
 	for _, name := range pending {
-		call, _ := json.Marshal(struct {
-			Type        string `json:"subagent_type"`
-			Description string `json:"description"`
-			Prompt      string `json:"prompt"`
-			Background  bool   `json:"run_in_background"`
-		}{"whetstone:" + name, fmt.Sprintf("whetstone %s, iteration %d", name, r.Iteration), r.Prompt(name), r.Settings.Background})
+		d := dispatch{Type: c.AgentType(name), Description: fmt.Sprintf("whetstone %s, iteration %d", name, r.Iteration), Prompt: r.Prompt(name)}
+		if c != OpenCode {
+			d.Background = &r.Settings.Background
+		}
+		call, _ := json.Marshal(d)
 		b.WriteString(DispatchMarker)
 		b.Write(call)
 		b.WriteByte('\n')
@@ -114,7 +153,7 @@ func (r *Run) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "whetstone run %s ", r.ID)
 	if r.Phase == Done {
-		fmt.Fprintf(&b, "DONE after %s: %s.\n", plural(r.Iteration, "iteration", "iterations"), r.Verdict)
+		fmt.Fprintf(&b, "DONE after %s: %s.\n", review.Plural(r.Iteration, "iteration"), r.Verdict)
 	} else {
 		fmt.Fprintf(&b, "STOPPED (%s) at iteration %d: %s.\n", r.StopReason, r.Iteration, r.Verdict)
 		if r.Error != "" {
@@ -133,7 +172,7 @@ func (r *Run) Summary() string {
 // FindingsLine is one sentence on the run's findings: how many were
 // raised, in how many review rounds, and which are open.
 func (r *Run) FindingsLine() string {
-	rounds := plural(r.Rounds, "review round", "review rounds")
+	rounds := review.Plural(r.Rounds, "review round")
 	if r.Digest.LastID == 0 {
 		return fmt.Sprintf("Findings: none in %s.", rounds)
 	}

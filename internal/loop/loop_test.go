@@ -340,8 +340,8 @@ func TestPromptsStateTheRunsRuleAndTheChange(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(r.Instructions(), `"run_in_background":false`) {
-		t.Errorf("dispatch lines do not carry run_in_background false:\n%s", r.Instructions())
+	if !strings.Contains(r.Instructions(ClaudeCode), `"run_in_background":false`) {
+		t.Errorf("dispatch lines do not carry run_in_background false:\n%s", r.Instructions(ClaudeCode))
 	}
 	reviewed(r, t0, bug("wrong sum"), review.Report{Reviewer: "pedant", Verdict: "clean"})
 	for _, name := range []string{"fixer"} {
@@ -358,8 +358,8 @@ func TestPromptsStateTheRunsRuleAndTheChange(t *testing.T) {
 		t.Errorf("pedant raised nothing but is asked to check fixes:\n%s", pedant)
 	}
 	r.Settings.Background = true
-	if !strings.Contains(r.Instructions(), `"run_in_background":true`) {
-		t.Errorf("background dispatch not carried:\n%s", r.Instructions())
+	if !strings.Contains(r.Instructions(ClaudeCode), `"run_in_background":true`) {
+		t.Errorf("background dispatch not carried:\n%s", r.Instructions(ClaudeCode))
 	}
 }
 
@@ -379,5 +379,28 @@ func TestFixChecksOnlyInTheRoundAfterTheFix(t *testing.T) {
 	}
 	if got := r.FixChecks("critic"); len(got) != 0 || strings.Contains(r.Prompt("critic"), "fix_checks entry") {
 		t.Errorf("the confirmation pass asks for fix checks again: %v\n%s", got, r.Prompt("critic"))
+	}
+}
+
+// TestInstructionsNameTheClientsDispatchTool: Claude Code's orchestrator is
+// told to use the Agent tool with whetstone:<name>; OpenCode's the task tool
+// with whetstone-<name>, without run_in_background, which task lacks.
+func TestInstructionsNameTheClientsDispatchTool(t *testing.T) {
+	r := New("r-1", "s", settings("standard"), []string{"critic"}, t0)
+	cc, oc := r.Instructions(ClaudeCode), r.Instructions(OpenCode)
+	for _, want := range []string{"with the Agent tool", "the Agent call", `{"subagent_type":"whetstone:critic"`, `"run_in_background":false`} {
+		if !strings.Contains(cc, want) {
+			t.Errorf("Claude Code instructions lack %q:\n%s", want, cc)
+		}
+	}
+	for _, want := range []string{"with the task tool", "the task call", `{"subagent_type":"whetstone-critic"`} {
+		if !strings.Contains(oc, want) {
+			t.Errorf("OpenCode instructions lack %q:\n%s", want, oc)
+		}
+	}
+	for _, unwanted := range []string{"Agent", "whetstone:critic", "run_in_background"} {
+		if strings.Contains(oc, unwanted) {
+			t.Errorf("OpenCode instructions say %q:\n%s", unwanted, oc)
+		}
 	}
 }

@@ -82,17 +82,17 @@ var table = []row{
 	{Review, ReviewDone, "nothing to fix", nothingToFix, reviewAgain},
 	{Review, ReviewDone, "validate", func(r *Run, _ *Event, _ outcome) bool { return r.Settings.Depth == "deep" },
 		func(r *Run, e *Event, _ outcome) { r.enter(Validate, r.Iteration, e.Now, "validating findings") }},
-	{Review, ReviewDone, "fix", always, fix("fixing %s", "finding", "findings")},
+	{Review, ReviewDone, "fix", always, fix("fixing %s", "finding")},
 
 	{Validate, ValidationDone, Budget, overBudget, stopOpen(Budget)},
 	{Validate, ValidationDone, "converged", converged, finish},
 	{Validate, ValidationDone, "confirm", isClean, confirm},
 	{Validate, ValidationDone, "nothing to fix", nothingToFix, reviewAgain},
-	{Validate, ValidationDone, "fix", always, fix("fixing %s", "validated finding", "validated findings")},
+	{Validate, ValidationDone, "fix", always, fix("fixing %s", "validated finding")},
 
 	{Fix, FixDone, Budget, overBudget, stopOpen(Budget)},
 	{Fix, FixDone, "review", always, func(r *Run, e *Event, _ outcome) {
-		r.enter(Review, r.Iteration+1, e.Now, fmt.Sprintf("fixer claimed %s; reviewing again", plural(len(r.Claimed), "fix", "fixes")))
+		r.enter(Review, r.Iteration+1, e.Now, fmt.Sprintf("fixer claimed %s; reviewing again", review.Plural(len(r.Claimed), "fix")))
 	}},
 }
 
@@ -117,9 +117,9 @@ func reviewAgain(r *Run, e *Event, o outcome) {
 	r.enter(Review, r.Iteration+1, e.Now, fmt.Sprintf("no blocking findings, but %s failed; reviewing again", strings.Join(o.failed, ", ")))
 }
 
-func fix(note, one, many string) func(*Run, *Event, outcome) {
+func fix(note, one string) func(*Run, *Event, outcome) {
 	return func(r *Run, e *Event, o outcome) {
-		r.enter(Fix, r.Iteration, e.Now, fmt.Sprintf(note, plural(len(o.blocking), one, many)))
+		r.enter(Fix, r.Iteration, e.Now, fmt.Sprintf(note, review.Plural(len(o.blocking), one)))
 	}
 }
 
@@ -127,7 +127,7 @@ func stop(reason string) func(*Run, *Event, outcome) {
 	return func(r *Run, e *Event, _ outcome) {
 		detail := e.Detail
 		if reason == Budget && detail == "" {
-			detail = fmt.Sprintf("the time budget of %s ran out", plural(r.Settings.BudgetMinutes, "minute", "minutes"))
+			detail = fmt.Sprintf("the time budget of %s ran out", review.Plural(r.Settings.BudgetMinutes, "minute"))
 		}
 		r.Stop(reason, detail, e.Now)
 	}
@@ -135,7 +135,7 @@ func stop(reason string) func(*Run, *Event, outcome) {
 
 func stopOpen(reason string) func(*Run, *Event, outcome) {
 	return func(r *Run, e *Event, o outcome) {
-		r.Stop(reason, plural(len(o.blocking), "blocking finding", "blocking findings")+" open", e.Now)
+		r.Stop(reason, review.Plural(len(o.blocking), "blocking finding")+" open", e.Now)
 	}
 }
 
@@ -228,11 +228,4 @@ func (r *Run) observe(e *Event) {
 
 func (r *Run) outcome() outcome {
 	return outcome{failed: r.RoundFailed, blocking: r.Digest.Blocking}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -245,7 +245,7 @@ func summary(r *Report) []string {
 	case InProgress:
 		lines = append(lines, fmt.Sprintf("In progress: iteration %d of at most %d, %s phase; no verdict yet.", r.Iterations, r.Settings.MaxIterations, r.Phase))
 	case Done:
-		lines = append(lines, fmt.Sprintf("%s: converged after %s.", r.Verdict, plural(r.Iterations, "iteration")))
+		lines = append(lines, fmt.Sprintf("%s: converged after %s.", r.Verdict, review.Plural(r.Iterations, "iteration")))
 	default:
 		lines = append(lines, fmt.Sprintf("%s: stopped (%s) at iteration %d.", r.Verdict, r.StopReason, r.Iterations))
 	}
@@ -253,11 +253,11 @@ func summary(r *Report) []string {
 	if what == "" {
 		what = "the change"
 	}
-	files := plural(r.Scope.Files, "file")
+	files := review.Plural(r.Scope.Files, "file")
 	if n := len(r.Skipped); n > 0 {
 		files += fmt.Sprintf(", %d skipped by triage", n)
 	}
-	lines = append(lines, fmt.Sprintf("Reviewed %s: %s; %s depth, %s.", what, files, r.Depth, plural(len(r.Reviewers), "reviewer")))
+	lines = append(lines, fmt.Sprintf("Reviewed %s: %s; %s depth, %s.", what, files, r.Depth, review.Plural(len(r.Reviewers), "reviewer")))
 	if len(r.Findings) == 0 {
 		lines = append(lines, "No findings.")
 	} else {
@@ -266,12 +266,12 @@ func summary(r *Report) []string {
 			{BelowThreshold, "below the threshold"}, {PreExisting, "pre-existing"}, {Disproved, "disproved"}} {
 			switch n := d[k.key]; {
 			case n > 0 && k.key == Note:
-				parts = append(parts, plural(n, "note"))
+				parts = append(parts, review.Plural(n, "note"))
 			case n > 0:
 				parts = append(parts, fmt.Sprintf("%d %s", n, k.words))
 			}
 		}
-		lines = append(lines, fmt.Sprintf("%s: %s.", capitalize(plural(len(r.Findings), "finding")), strings.Join(parts, ", ")))
+		lines = append(lines, fmt.Sprintf("%s: %s.", capitalize(review.Plural(len(r.Findings), "finding")), strings.Join(parts, ", ")))
 	}
 	if n := d[Blocking]; n > 0 {
 		worst := ""
@@ -280,7 +280,7 @@ func summary(r *Report) []string {
 				worst = f.Severity
 			}
 		}
-		lines = append(lines, fmt.Sprintf("Still blocking: %s (the most severe: %s).", plural(n, "finding"), worst))
+		lines = append(lines, fmt.Sprintf("Still blocking: %s (the most severe: %s).", review.Plural(n, "finding"), worst))
 	}
 	took := fmt.Sprintf("Took %s", (time.Duration(r.Duration) * time.Second).String())
 	if r.Tokens != nil {
@@ -288,7 +288,7 @@ func summary(r *Report) []string {
 	}
 	lines = append(lines, took+".")
 	if len(r.Tampered) > 0 || r.Error != "" {
-		lines = append(lines, "The run cannot approve: "+cmp.Or(r.Error, plural(len(r.Tampered), "change")+" made during read-only phases")+".")
+		lines = append(lines, "The run cannot approve: "+cmp.Or(r.Error, review.Plural(len(r.Tampered), "change")+" made during read-only phases")+".")
 	}
 	return lines[:min(len(lines), 6)]
 }

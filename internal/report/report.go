@@ -241,14 +241,3 @@ func Decode(data []byte) (*Report, error) {
 	}
 	return &r, nil
 }
-
-// plural is "1 finding", "2 findings".
-func plural(n int, one string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	if strings.HasSuffix(one, "s") {
-		return fmt.Sprintf("%d %ses", n, one)
-	}
-	return fmt.Sprintf("%d %ss", n, one)
-}

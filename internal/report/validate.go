@@ -191,7 +191,7 @@ func ValidateFile(data []byte) (summary string, ok bool, err error) {
 	if verdict == "" {
 		verdict = "no verdict yet"
 	}
-	return fmt.Sprintf("valid %s (%s): run %s, %s, %s", kind, Schema, r.RunID, verdict, plural(len(r.Findings), "finding")), true, nil
+	return fmt.Sprintf("valid %s (%s): run %s, %s, %s", kind, Schema, r.RunID, verdict, review.Plural(len(r.Findings), "finding")), true, nil
 }
 
 // isReportMarkdown reports whether data looks like a report.md: it starts

@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -188,4 +189,22 @@ func longestRun(s string, c byte) int {
 		}
 	}
 	return best
+}
+
+// Plural counts: "1 finding", "2 findings", "2 fixes", "3 passes".
+func Plural(n int, one string) string {
+	return strconv.Itoa(n) + " " + PluralWord(n, one)
+}
+
+// PluralWord is the noun alone in the number n asks for.
+func PluralWord(n int, one string) string {
+	if n == 1 {
+		return one
+	}
+	for _, end := range []string{"s", "x", "sh", "ch"} {
+		if strings.HasSuffix(one, end) {
+			return one + "es"
+		}
+	}
+	return one + "s"
 }

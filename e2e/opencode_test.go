@@ -1,0 +1,644 @@
+package e2e
+
+// The OpenCode end-to-end tests drive the real OpenCode (1.18.33) with the
+// whetstone plugin (opencode/whetstone.ts), installed the way a user
+// installs it, against the same scripted fake model speaking OpenAI's chat
+// completions. They skip unless WHETSTONE_OPENCODE names the opencode
+// binary (`make e2e-opencode` sets it, and WHETSTONE_OPENCODE_PLUGIN_PKG to
+// the @opencode-ai/plugin package it installed next to it).
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/fakemodel"
+)
+
+// ocEnv is what every OpenCode test needs.
+type ocEnv struct {
+	opencode  string // the binary
+	pluginPkg string // node_modules/@opencode-ai/plugin, copied to skip npm
+	root      string // the whetstone checkout: bin/whetstone, opencode/
+}
+
+func setupOpenCode(t *testing.T) ocEnv {
+	t.Helper()
+	oc := os.Getenv("WHETSTONE_OPENCODE")
+	if oc == "" {
+		t.Skip("WHETSTONE_OPENCODE is not set; `make e2e-opencode` sets it to the pinned opencode binary")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "bin", "whetstone")); err != nil {
+		t.Fatalf("no whetstone binary (%v); run `make build` first", err)
+	}
+	if _, err := exec.LookPath("rg"); err != nil {
+		t.Fatal("rg is not on PATH: OpenCode would try to download it (scripts/install-ripgrep)")
+	}
+	return ocEnv{opencode: oc, pluginPkg: os.Getenv("WHETSTONE_OPENCODE_PLUGIN_PKG"), root: root}
+}
+
+// ocSession is one test's OpenCode world: a HOME with whetstone installed
+// globally (so that nothing whetstone or OpenCode writes lands in the
+// project under review), a project, a fake model.
+type ocSession struct {
+	t      *testing.T
+	env    ocEnv
+	repo   *repo
+	home   string
+	config string // $XDG_CONFIG_HOME/opencode
+	model  *fakemodel.Server
+	runs   int
+}
+
+func newOpenCodeSession(t *testing.T, e ocEnv, r *repo, script fakemodel.Script) *ocSession {
+	t.Helper()
+	s := &ocSession{t: t, env: e, repo: r, home: t.TempDir()}
+	m, err := fakemodel.Start(script, filepath.Join(t.TempDir(), "model.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.model = m
+	t.Cleanup(func() { m.Close() })
+	s.config = filepath.Join(s.home, ".config", "opencode")
+	s.install()
+	config := map[string]any{
+		"$schema": "https://opencode.ai/config.json", "model": "fake/fake-model", "small_model": "fake/fake-model",
+		"autoupdate": false, "share": "disabled",
+		"provider": map[string]any{"fake": map[string]any{
+			"npm": "@ai-sdk/openai-compatible", "name": "Fake",
+			"options": map[string]any{"baseURL": m.URL + "/v1", "apiKey": "sk-fake"},
+			"models": map[string]any{
+				"fake-model": map[string]any{"name": "Fake", "tool_call": true, "limit": map[string]any{"context": 100000, "output": 4096}},
+				"gpt-5.1":    map[string]any{"name": "Fake gpt-5.1", "tool_call": true, "limit": map[string]any{"context": 100000, "output": 4096}},
+			},
+		}},
+	}
+	raw, _ := json.MarshalIndent(config, "", "  ")
+	if err := os.WriteFile(filepath.Join(s.config, "opencode.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// install installs whetstone into the global config dir with `whetstone
+// install opencode --global`, and seeds the @opencode-ai/plugin package
+// OpenCode installs there at start-up. OpenCode still asks npm, which fails
+// at once (environ: no retries, an unreachable registry).
+func (s *ocSession) install() {
+	s.t.Helper()
+	cmd := exec.Command(filepath.Join(s.env.root, "bin", "whetstone"), "install", "opencode", "--global")
+	cmd.Dir = s.repo.dir
+	cmd.Env = s.environ()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("whetstone install opencode --global: %v\n%s", err, out)
+	}
+	if s.env.pluginPkg != "" {
+		seed := filepath.Join(s.config, "node_modules", "@opencode-ai")
+		if err := os.MkdirAll(seed, 0o755); err != nil {
+			s.t.Fatal(err)
+		}
+		if out, err := exec.Command("cp", "-r", s.env.pluginPkg, seed).CombinedOutput(); err != nil {
+			s.t.Fatalf("seed @opencode-ai/plugin: %v\n%s", err, out)
+		}
+		pkg := `{"dependencies":{"@opencode-ai/plugin":"1.18.33"}}`
+		os.WriteFile(filepath.Join(s.config, "package.json"), []byte(pkg), 0o644)
+	}
+}
+
+// environ is OpenCode's environment: a throwaway HOME and XDG dirs, no
+// update check, no model catalog fetch, and an npm that fails at once.
+func (s *ocSession) environ() []string {
+	env := []string{
+		"HOME=" + s.home,
+		"XDG_CONFIG_HOME=" + filepath.Join(s.home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local", "share"),
+		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
+		"XDG_STATE_HOME=" + filepath.Join(s.home, ".local", "state"),
+		"TMPDIR=" + filepath.Join(s.home, "tmp"),
+		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
+		"npm_config_fetch_retries=0", "npm_config_registry=http://127.0.0.1:9/",
+	}
+	os.MkdirAll(filepath.Join(s.home, "tmp"), 0o755)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "PATH" || k == "LANG" || k == "GOCOVERDIR" {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// ocTimeout bounds one opencode process.
+const ocTimeout = 3 * time.Minute
+
+// run runs `opencode run args…` in the project and returns its output.
+func (s *ocSession) run(args ...string) string {
+	s.t.Helper()
+	s.runs++
+	ctx, cancel := context.WithTimeout(context.Background(), ocTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.env.opencode, append([]string{"run", "--print-logs", "--log-level", "INFO"}, args...)...)
+	cmd.Dir = s.repo.dir
+	cmd.Env = s.environ()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	s.t.Logf("opencode run %s: %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	if err != nil || s.t.Failed() || os.Getenv("WHETSTONE_E2E_KEEP") != "" {
+		s.dump(string(out), stderr.String())
+	}
+	if err != nil {
+		s.t.Fatalf("opencode run %v: %v", args, err)
+	}
+	s.t.Cleanup(func() {
+		if s.t.Failed() {
+			s.dump(string(out), stderr.String())
+		}
+	})
+	return string(out)
+}
+
+// dump keeps what a failed test needs to be understood.
+func (s *ocSession) dump(stdout, stderr string) {
+	dir := filepath.Join(os.TempDir(), "whetstone-e2e", strings.ReplaceAll(s.t.Name(), "/", "_"))
+	if os.MkdirAll(dir, 0o755) != nil {
+		return
+	}
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf("stdout-%d.txt", s.runs)), []byte(stdout), 0o644)
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf("stderr-%d.log", s.runs)), []byte(stderr), 0o644)
+	if b, err := os.ReadFile(s.model.LogPath()); err == nil {
+		os.WriteFile(filepath.Join(dir, "model.jsonl"), b, 0o644)
+	}
+	os.RemoveAll(filepath.Join(dir, "repo"))
+	exec.Command("cp", "-r", s.repo.dir, filepath.Join(dir, "repo")).Run()
+	s.t.Logf("kept stdout, the server log, the model log and the repo in %s", dir)
+}
+
+// ocCalls are the fake model's chat completion requests, decoded.
+func (s *ocSession) calls() []*fakemodel.Request {
+	s.t.Helper()
+	recs, err := s.model.Requests()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var out []*fakemodel.Request
+	for _, rec := range recs {
+		if rec.Path != "/v1/chat/completions" {
+			continue
+		}
+		req, err := rec.Request()
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		out = append(out, req)
+	}
+	return out
+}
+
+// rootCalls are the root session's requests (the orchestrator's).
+func (s *ocSession) rootCalls() []*fakemodel.Request {
+	var out []*fakemodel.Request
+	for _, r := range s.calls() {
+		if !r.IsTitle() && !r.IsSubagent() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// agentCalls are the requests of whetstone agent name (whetstone:<name>).
+func (s *ocSession) agentCalls(name string) []*fakemodel.Request {
+	var out []*fakemodel.Request
+	for _, r := range s.calls() {
+		if r.Agent() == "whetstone:"+name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// serve starts `opencode serve` in the project and returns its base URL;
+// the server is stopped when the test ends.
+func (s *ocSession) serve() string {
+	s.t.Helper()
+	cmd := exec.Command(s.env.opencode, "serve", "--port", "0", "--print-logs", "--log-level", "INFO")
+	cmd.Dir = s.repo.dir
+	cmd.Env = s.environ()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if s.t.Failed() {
+			s.dump("", stderr.String())
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if _, url, ok := strings.Cut(sc.Text(), "listening on "); ok {
+				found <- strings.TrimSpace(url)
+			}
+		}
+		close(found)
+	}()
+	select {
+	case url, ok := <-found:
+		if !ok {
+			s.t.Fatalf("opencode serve exited without listening:\n%s", stderr.String())
+		}
+		return url
+	case <-time.After(time.Minute):
+		s.t.Fatalf("opencode serve did not listen within a minute:\n%s", stderr.String())
+	}
+	return ""
+}
+
+// post sends one JSON request to the server and decodes the answer into v.
+func (s *ocSession) post(url string, body any, v any) {
+	s.t.Helper()
+	raw, _ := json.Marshal(body)
+	resp, err := http.Post(url, "application/json", strings.NewReader(string(raw)))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		s.t.Fatalf("POST %s: %s\n%s", url, resp.Status, b)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			s.t.Fatalf("POST %s: %v\n%s", url, err, b)
+		}
+	}
+}
+
+// waitFor polls the model log until cond holds (the log is the clock, as
+// the server gives no completion signal of its own), failing after limit.
+func (s *ocSession) waitFor(what string, limit time.Duration, cond func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out after %s waiting for %s", limit, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestOpenCodeFullLoop: /whetstone-review under `opencode run`, which exits
+// at the first idle of the root session, goes through two iterations to
+// DONE: each phase's instructions ride on the result of the task call that
+// completed the one before.
+func TestOpenCodeFullLoop(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{Findings: criticFindsOnce, Fixes: fixOnce}.Script())
+	s.run("--command", "whetstone-review")
+
+	run := wantRun(t, r, "done", "", "APPROVE", 2)
+	wantFiles(t, r, run, "iter-1/critic.json", "iter-1/verdict.json", "iter-1/fix.json", "iter-2/critic.json", "report.md")
+	if !strings.Contains(r.read("calc.go"), fixOffByOne.New) {
+		t.Error("the fixer's edit did not reach calc.go")
+	}
+	roots := s.rootCalls()
+	if len(roots) == 0 {
+		t.Fatal("the root session made no model call")
+	}
+	last := roots[len(roots)-1].Latest()
+	if !strings.Contains(last, "DONE after 2 iteration(s): APPROVE") {
+		t.Errorf("the orchestrator's last request does not carry the summary:\n%.2000s", last)
+	}
+	if n := len(s.agentCalls("fixer")); n == 0 {
+		t.Error("the fixer never ran")
+	}
+	if r.exists(".opencode") || r.exists("opencode.json") {
+		t.Error("the project gained OpenCode files; everything is installed globally")
+	}
+}
+
+// toolResults are the results of every call of the named tools in the
+// requests, by call id, as the model was shown them.
+func toolResults(reqs []*fakemodel.Request, tools ...string) map[string]string {
+	out := map[string]string{}
+	for _, req := range reqs {
+		for _, u := range req.ToolUses() {
+			if !slices.Contains(tools, u.Name) {
+				continue
+			}
+			if res, ok := req.ToolResult(u.ID); ok {
+				out[u.Name+" "+u.ID] = res.AllText()
+			}
+		}
+	}
+	return out
+}
+
+// TestOpenCodeWritesDenied: during a run, nothing but the fixer in the fix
+// phase changes the project. A reviewer's write, edit and apply_patch are
+// refused (OpenCode does not even offer them: the agent's permission denies
+// edit) and its write-shaped bash is denied by whetstone; the
+// orchestrator's own edit (apply_patch for gpt-5 models) is denied by
+// whetstone. The run finishes.
+func TestOpenCodeWritesDenied(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	for _, model := range []string{"fake/fake-model", "fake/gpt-5.1"} {
+		t.Run(strings.TrimPrefix(model, "fake/"), func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t, baseFiles, changedFiles)
+			rogue := fakemodel.Edit{File: "calc.go", Old: "// Mean is the average of xs.", New: "// Mean, by the orchestrator."}
+			s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{RogueReviewer: "witness", RogueEdit: &rogue}.Script())
+			s.run("--command", "whetstone-review", "-m", model)
+
+			wantRun(t, r, "done", "", "APPROVE", 1)
+			for _, f := range []string{"rogue.txt", "rogue-patch.txt", "f.txt"} {
+				if r.exists(f) {
+					t.Errorf("the witness created %s", f)
+				}
+			}
+			if strings.Contains(r.read("calc.go"), rogue.New) {
+				t.Error("the orchestrator's edit reached calc.go")
+			}
+			results := toolResults(s.agentCalls("witness"), "invalid", "write", "edit", "apply_patch", "bash")
+			if len(results) != 4 {
+				t.Errorf("the witness's 4 writes got %d results: %v", len(results), results)
+			}
+			for call, res := range results {
+				refused := strings.Contains(res, "Model tried to call unavailable tool")
+				denied := strings.Contains(res, "whetstone run") && strings.Contains(res, "whetstone-witness is read-only")
+				if !refused && !denied || strings.HasPrefix(call, "bash ") && !denied {
+					t.Errorf("the witness's %s was let through: %q", call, res)
+				}
+			}
+			edits := toolResults(s.rootCalls(), "edit", "apply_patch")
+			if len(edits) != 1 {
+				t.Fatalf("the orchestrator's edit got %d results: %v", len(edits), edits)
+			}
+			for call, res := range edits {
+				if !strings.Contains(res, "only whetstone-fixer may change files") {
+					t.Errorf("the orchestrator's %s was not denied by whetstone: %q", call, res)
+				}
+			}
+		})
+	}
+}
+
+// configure merges extra into the session's opencode.json.
+func (s *ocSession) configure(extra map[string]any) {
+	s.t.Helper()
+	path := filepath.Join(s.config, "opencode.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(b, &c); err != nil {
+		s.t.Fatal(err)
+	}
+	for k, v := range extra {
+		c[k] = v
+	}
+	b, _ = json.MarshalIndent(c, "", "  ")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// TestOpenCodeInvalidReportContinued: the critic's first report is
+// invalid; whetstone sends it back, the plugin continues the critic's
+// session with the problems, and the orchestrator sees only the corrected
+// report, which counts.
+func TestOpenCodeInvalidReportContinued(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	malformed := func(reviewer string, iteration int) bool { return reviewer == "critic" }
+	s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{Malformed: malformed}.Script())
+	s.run("--command", "whetstone-review")
+
+	run := wantRun(t, r, "done", "", "APPROVE", 1)
+	wantFiles(t, r, run, "iter-1/critic.json")
+	continued := false
+	for _, req := range s.agentCalls("critic") {
+		if fb := req.StopFeedback(); len(fb) > 0 {
+			continued = true
+			if !strings.Contains(fb[0], "whetstone rejected your report (attempt 1 of 3)") || !strings.Contains(fb[0], "severity") {
+				t.Errorf("the critic was continued with %q", fb[0])
+			}
+		}
+	}
+	if !continued {
+		t.Fatal("the critic's session was never continued")
+	}
+	for k, v := range toolResults(s.rootCalls(), "task") {
+		if strings.Contains(v, `"urgent"`) {
+			t.Errorf("the orchestrator was shown the invalid report (%s):\n%s", k, v)
+		}
+	}
+}
+
+// TestOpenCodeSecondSessionUntouched: while one session's run is active, a
+// new prompt in that session is reminded of the pending dispatches, and a
+// second session in the same project edits freely and is shown nothing of
+// whetstone; the run stays where it was.
+func TestOpenCodeSecondSessionUntouched(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	lazy := fakemodel.Whetstone{Lazy: true}.Script()
+	s := newOpenCodeSession(t, e, r, func(req *fakemodel.Request) fakemodel.Reply {
+		if !req.IsTitle() && strings.Contains(req.FirstUserText(), "Add a README") {
+			if req.AssistantTurns() == 0 {
+				return fakemodel.Call(fakemodel.ToolUse("write", map[string]any{"filePath": filepath.Join(req.ProjectDir(), "README.md"), "content": "# calc\n"}))
+			}
+			return fakemodel.Say("Added README.md.")
+		}
+		return lazy(req)
+	})
+	s.run("--command", "whetstone-review")
+	wantRun(t, r, "review", "", "", 1)
+
+	// The user writes again in the review session: whetstone reminds the
+	// orchestrator of the agents nobody dispatched, in that message.
+	s.run("--continue", "Please continue.")
+	reminded := false
+	for _, req := range s.rootCalls() {
+		last := req.LastUserText()
+		if strings.Contains(last, "Please continue.") && strings.Contains(last, fakemodel.DispatchMarker+`{"subagent_type":"whetstone-critic"`) {
+			reminded = true
+		}
+	}
+	if !reminded {
+		t.Error("the orchestrator's new prompt carried no reminder of the pending dispatches")
+	}
+
+	s.run("Add a README.")
+	if !r.exists("README.md") {
+		t.Error("the second session's write was blocked")
+	}
+	for _, req := range s.rootCalls() {
+		if strings.Contains(req.FirstUserText(), "Add a README") {
+			if all := req.AllText() + req.SystemText(); strings.Contains(all, fakemodel.DispatchMarker) || strings.Contains(all, "whetstone run ") {
+				t.Errorf("the second session was shown whetstone's text:\n%.1500s", req.Latest())
+			}
+		}
+	}
+	if got := r.onlyRun(); got.Phase != "review" {
+		t.Errorf("the second session moved the run to %q", got.Phase)
+	}
+}
+
+// TestOpenCodeStopReprompt: under `opencode serve`, an orchestrator that
+// ends its turn without dispatching is prompted again with the phase's
+// instructions when its session goes idle, and the run finishes.
+func TestOpenCodeStopReprompt(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{LazyTurns: 1}.Script())
+	url := s.serve()
+	var session struct {
+		ID string `json:"id"`
+	}
+	s.post(url+"/session", map[string]any{}, &session)
+	s.post(url+"/session/"+session.ID+"/command", map[string]any{"command": "whetstone-review", "arguments": ""}, nil)
+	s.waitFor("the run to finish", 2*time.Minute, func() bool {
+		runs := r.runs()
+		return len(runs) == 1 && runs[0].Phase == "done"
+	})
+	wantRun(t, r, "done", "", "APPROVE", 1)
+	reprompted := false
+	for _, req := range s.rootCalls() {
+		if strings.Contains(req.LastUserText(), fakemodel.DispatchMarker+`{"subagent_type":"whetstone-critic"`) && req.AssistantTurns() == 1 {
+			reprompted = true
+		}
+	}
+	if !reprompted {
+		t.Error("the idle orchestrator was not prompted again with the dispatch lines")
+	}
+}
+
+// TestOpenCodePluginHasOneExport: OpenCode calls every export of a plugin
+// file as a plugin, so the file must export exactly the plugin function.
+func TestOpenCodePluginHasOneExport(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	script := filepath.Join(t.TempDir(), "exports.ts")
+	src := fmt.Sprintf("const m = await import(%q)\nconsole.log(JSON.stringify(Object.entries(m).map(([k, v]) => [k, typeof v])))\n", filepath.Join(e.root, "opencode", "whetstone.ts"))
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(e.opencode, "run", script)
+	cmd.Env = append(os.Environ(), "BUN_BE_BUN=1", "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("load the plugin with OpenCode's Bun: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != `[["Whetstone","function"]]` {
+		t.Errorf("the plugin exports %s; want exactly one function", got)
+	}
+}
+
+// TestOpenCodePackagePlugin: loaded as a package (the file itself, not an
+// installed copy), the plugin brings its agents and the review command
+// through OpenCode's config hook.
+func TestOpenCodePackagePlugin(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := &ocSession{t: t, env: e, repo: r, home: t.TempDir()}
+	s.config = filepath.Join(s.home, ".config", "opencode")
+	os.MkdirAll(s.config, 0o755)
+	config := `{"plugin": ["file://` + filepath.Join(e.root, "opencode", "whetstone.ts") + `"], "autoupdate": false}`
+	if err := os.WriteFile(filepath.Join(s.config, "opencode.json"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"agent", "list"}, {"debug", "config"}} {
+		// A file, not a pipe: OpenCode exits before a pipe takes its whole
+		// output (debug config prints some 100 KB).
+		f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(e.opencode, args...)
+		cmd.Dir, cmd.Env, cmd.Stdout = r.dir, s.environ(), f
+		err = cmd.Run()
+		f.Close()
+		out, _ := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatalf("opencode %v: %v\n%s", args, err, out)
+		}
+		want := []string{"whetstone-critic (subagent)", "whetstone-fixer (subagent)"}
+		if args[0] == "debug" {
+			want = []string{`"whetstone-review"`, "You are the orchestrator of a whetstone review"}
+		}
+		for _, w := range want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("opencode %v lacks %q:\n%.3000s", args, w, out)
+			}
+		}
+	}
+}
+
+// TestOpenCodeCompaction: after OpenCode compacts the review session
+// (POST /session/{id}/summarize under `opencode serve`), the phase's
+// instructions are back in the orchestrator's system prompt.
+func TestOpenCodeCompaction(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{Lazy: true}.Script())
+	url := s.serve()
+	var session struct {
+		ID string `json:"id"`
+	}
+	s.post(url+"/session", map[string]any{}, &session)
+	s.post(url+"/session/"+session.ID+"/command", map[string]any{"command": "whetstone-review", "arguments": ""}, nil)
+	wantRun(t, r, "review", "", "", 1)
+	s.post(url+"/session/"+session.ID+"/summarize", map[string]any{"providerID": "fake", "modelID": "fake-model"}, nil)
+	s.post(url+"/session/"+session.ID+"/prompt_async", map[string]any{"parts": []any{map[string]any{"type": "text", "text": "Where were we?"}}}, nil)
+	s.waitFor("the orchestrator's request after the compaction", time.Minute, func() bool {
+		for _, req := range s.rootCalls() {
+			if strings.Contains(req.AllText(), "Where were we?") {
+				return true
+			}
+		}
+		return false
+	})
+	for _, req := range s.rootCalls() {
+		if !strings.Contains(req.AllText(), "Where were we?") {
+			continue
+		}
+		if sys := req.SystemText(); !strings.Contains(sys, "A whetstone review run is in progress in this session (the conversation was compacted)") ||
+			!strings.Contains(sys, fakemodel.DispatchMarker+`{"subagent_type":"whetstone-critic"`) {
+			t.Errorf("the system prompt after the compaction lacks the run's instructions:\n%.3000s", sys)
+		}
+		return
+	}
+}

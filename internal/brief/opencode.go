@@ -1,0 +1,109 @@
+package brief
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// OpenCode's files are generated from the same sources as Claude Code's:
+// the agents from src/, the command from the Claude Code command
+// (commands/review.md), so the two clients never read different rules.
+
+// OpenCodePrefix starts the name of every whetstone agent and command in
+// OpenCode: its agent names are file names, with no plugin namespace.
+const OpenCodePrefix = "whetstone-"
+
+// OpenCodeCommand is the review command's name in OpenCode (/whetstone-review).
+const OpenCodeCommand = OpenCodePrefix + "review"
+
+// RenderOpenCode is the OpenCode agent file of agent name,
+// .opencode/agent/whetstone-<name>.md: a subagent whose permissions match
+// its Claude Code tools. Claude Code's model aliases name no OpenCode
+// model, so the agent uses the session's.
+func RenderOpenCode(name string) ([]byte, error) {
+	a, err := Load(name)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "---\ndescription: %s\nmode: subagent\npermission:\n", strings.ReplaceAll(a.Description, "/whetstone:review", "/"+OpenCodeCommand))
+	for _, p := range OpenCodePermissions(a.Tools) {
+		fmt.Fprintf(&b, "  %s: %s\n", p[0], p[1])
+	}
+	b.WriteString("---\n")
+	b.WriteString(openCodeBody.Replace(a.Body))
+	return b.Bytes(), nil
+}
+
+// openCodeBody names OpenCode's tools where an agent's brief names Claude
+// Code's. The first line, "# whetstone:<name>", stays: it is the brief's
+// marker in both clients.
+var openCodeBody = strings.NewReplacer(
+	"with the Edit and Write tools", "with the edit and write tools (apply_patch, for models that have it)",
+)
+
+// OpenCodePermissions are the permission rules that give an agent what its
+// Claude Code tools give it: reading is always allowed; edit (OpenCode's
+// edit, write and apply_patch) only with Edit or Write; bash only with
+// Bash, allowed without asking because whetstone's gate judges every
+// command; no web access and no subagents.
+func OpenCodePermissions(tools []string) [][2]string {
+	allow := func(ok bool) string {
+		if ok {
+			return "allow"
+		}
+		return "deny"
+	}
+	return [][2]string{
+		{"edit", allow(slices.Contains(tools, "Edit") || slices.Contains(tools, "Write"))},
+		{"bash", allow(slices.Contains(tools, "Bash"))},
+		{"webfetch", "deny"},
+		{"task", "deny"},
+	}
+}
+
+// openCodeWords are the command's Claude Code phrases and what OpenCode
+// says instead. Each must occur in the Claude Code command, so a reworded
+// source fails the generator instead of leaving a Claude Code phrase behind.
+var openCodeWords = [][2]string{
+	{"Hook text addressed to you: `UserPromptSubmit hook additional context: …` for this prompt; later `Stop hook feedback: …` when you end a turn, or `SessionStart hook additional context: …` after a compaction or resume.",
+		"whetstone's text addressed to you: after this prompt; later at the end of the result of the task call that completed a phase, in a message when you end a turn, or in the system prompt after a compaction."},
+	{"<the Agent tool input, one JSON object>", "<the task tool input, one JSON object>"},
+	{" Dispatch lines carry `\"run_in_background\": false` by default (`true` when the project configures background agents): use the JSON unchanged either way.", ""},
+	{"If the agents run in the background, end your turn with one short line (for example \"whetstone: 5 reviewers running, iteration 1\"). You are notified as each agent finishes; answer such a notification with one short line too, unless it comes with new whetstone instructions. When the phase is complete the hooks give you the next instruction. Do not restart an agent that is still running,",
+		"The task calls return when the agents finish; the result that completes the phase ends with whetstone's next instruction. Do not restart an agent,"},
+	{"an Agent call", "a task call"},
+	{"Agent call", "task call"},
+	{"/whetstone:review", "/" + OpenCodeCommand},
+	{"Bash command", "bash command"},
+	{"(MCP tools, PowerShell, worktrees)", "(MCP and custom tools)"},
+}
+
+// RenderOpenCodeCommand turns the Claude Code command file into OpenCode's
+// .opencode/command/whetstone-review.md.
+func RenderOpenCodeCommand(claude []byte) ([]byte, error) {
+	text := string(claude)
+	front, ok := strings.CutPrefix(text, "---\n")
+	front, body, ok2 := strings.Cut(front, "\n---\n")
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("brief: the Claude Code command has no frontmatter")
+	}
+	var desc string
+	for _, line := range strings.Split(front, "\n") {
+		if v, ok := strings.CutPrefix(line, "description: "); ok {
+			desc = v
+		}
+	}
+	if desc == "" {
+		return nil, fmt.Errorf("brief: the Claude Code command has no description")
+	}
+	for _, w := range openCodeWords {
+		if !strings.Contains(body, w[0]) {
+			return nil, fmt.Errorf("brief: the Claude Code command no longer says %q; update openCodeWords in internal/brief/opencode.go", w[0])
+		}
+		body = strings.ReplaceAll(body, w[0], w[1])
+	}
+	return []byte("---\ndescription: " + desc + "\n---\n" + body), nil
+}

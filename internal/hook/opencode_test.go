@@ -1,0 +1,108 @@
+package hook_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/whetstone-dev/whetstone/internal/hook"
+)
+
+// openCodePayload builds, from a captured OpenCode tool.execute.before
+// call (testdata/opencode, from OpenCode 1.18.33), the payload the plugin
+// (opencode/whetstone.ts) sends: the tool's name and args as they are.
+func openCodePayload(t *testing.T, fixture, agent string) hook.Payload {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "opencode", fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Payload struct {
+			Input struct {
+				Tool      string `json:"tool"`
+				SessionID string `json:"sessionID"`
+			} `json:"input"`
+			Output struct {
+				Args json.RawMessage `json:"args"`
+			} `json:"output"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	p := map[string]any{
+		"hook_event_name": "PreToolUse", "session_id": "ses_root", "cwd": "/home/dev/project", "client": "opencode",
+		"tool_name": f.Payload.Input.Tool, "tool_input": f.Payload.Output.Args,
+		"opencode_session_id": f.Payload.Input.SessionID,
+	}
+	if agent != "" {
+		p["agent_id"], p["agent_type"] = f.Payload.Input.SessionID, agent
+	}
+	b, _ := json.Marshal(p)
+	got, err := hook.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestOpenCodePayloads(t *testing.T) {
+	tests := []struct {
+		fixture, agent string
+		tool           string
+		paths          []string
+		agentType      string
+	}{
+		{"hook.tool.execute.before.apply_patch.root.json", "", "ApplyPatch", []string{"/home/dev/project/patched.txt"}, ""},
+		{"hook.tool.execute.before.write.child.json", "whetstone-critic", "Write", []string{"/home/dev/project/sub.txt"}, "whetstone:critic"},
+		{"hook.tool.execute.before.edit.child.json", "general", "Edit", []string{"/home/dev/project/sub.txt"}, "general"},
+		{"hook.tool.execute.before.task.root.json", "", "Agent", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			p := openCodePayload(t, tt.fixture, tt.agent)
+			if p.Client != hook.OpenCode || p.ToolName != tt.tool || !slices.Equal(p.Paths, tt.paths) || p.AgentType != tt.agentType {
+				t.Errorf("client %q, tool %q, paths %q, agent %q; want opencode, %q, %q, %q", p.Client, p.ToolName, p.Paths, p.AgentType, tt.tool, tt.paths, tt.agentType)
+			}
+		})
+	}
+	if got := openCodePayload(t, "hook.tool.execute.before.task.root.json", "").SubagentType(); got != "general" {
+		t.Errorf("SubagentType = %q, want general (not whetstone's)", got)
+	}
+}
+
+func TestPatchPaths(t *testing.T) {
+	patch := "*** Begin Patch\n*** Add File: new.txt\n+x\n*** Update File: a/old.go\n*** Move to: b/new.go\n@@\n-a\n+b\n" +
+		"*** Delete File: gone.txt\r\n*** Update File: a/old.go\n@@\n-c\n+d\n*** End Patch"
+	want := []string{"new.txt", "a/old.go", "b/new.go", "gone.txt"}
+	if got := hook.PatchPaths(patch); !slices.Equal(got, want) {
+		t.Errorf("PatchPaths = %q, want %q", got, want)
+	}
+	if got := hook.PatchPaths("+*** Add File: not-a-header.txt\n"); len(got) != 0 {
+		t.Errorf("a content line was taken for a header: %q", got)
+	}
+}
+
+func TestOpenCodeAgentAndClient(t *testing.T) {
+	p, err := hook.Parse([]byte(`{"session_id":"ses_1","client":"opencode","tool_name":"task","tool_input":{"subagent_type":"whetstone-fixer"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ToolName != "Agent" || p.SubagentType() != "whetstone:fixer" {
+		t.Errorf("tool %q, subagent %q; want Agent, whetstone:fixer", p.ToolName, p.SubagentType())
+	}
+	// In Claude Code, whetstone-fixer is some other plugin's agent.
+	p, err = hook.Parse([]byte(`{"session_id":"s1","tool_name":"Agent","tool_input":{"subagent_type":"whetstone-fixer"},"agent_type":"whetstone-critic"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Client != hook.ClaudeCode || p.SubagentType() != "whetstone-fixer" || p.AgentType != "whetstone-critic" {
+		t.Errorf("Claude Code payload: client %q, subagent %q, agent %q", p.Client, p.SubagentType(), p.AgentType)
+	}
+	if _, err := hook.Parse([]byte(`{"session_id":"s1","client":"vscode"}`)); err == nil {
+		t.Error("an unknown client was accepted")
+	}
+}

@@ -1,0 +1,325 @@
+// Package install writes whetstone's OpenCode files (the plugin, the agents,
+// the review command) into an OpenCode config directory, and removes
+// exactly those again. A manifest in that directory records every file it
+// wrote with its digest, and every directory it created: uninstall removes
+// a file only if it still holds what was written, a directory only if it
+// created it and it is empty, and never anything else — neither the user's
+// own files nor what OpenCode installs there itself (package.json,
+// node_modules/, .gitignore).
+package install
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/whetstone-dev/whetstone"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
+)
+
+// ManifestName is the manifest's file name in the config directory.
+const ManifestName = "whetstone-manifest.json"
+
+// maxManifest bounds reading a manifest back.
+const maxManifest = 1 << 20
+
+// Manifest is what an install wrote.
+type Manifest struct {
+	Version string            `json:"version"`
+	Binary  string            `json:"binary"`
+	Files   map[string]string `json:"files"`          // slash path relative to the config dir → sha256
+	Dirs    []string          `json:"dirs,omitempty"` // directories it created, deepest last
+}
+
+// Dir is OpenCode's config directory whetstone installs into: the
+// project's .opencode, or with global the user's (XDG_CONFIG_HOME/opencode,
+// else ~/.config/opencode, as OpenCode reads it).
+func Dir(project string, global bool, getenv func(string) string) (string, error) {
+	if !global {
+		return filepath.Join(project, ".opencode"), nil
+	}
+	if x := getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "opencode"), nil
+	}
+	home := getenv("HOME")
+	if home == "" || !filepath.IsAbs(home) {
+		return "", errors.New("cannot find OpenCode's global config directory: HOME is not set")
+	}
+	return filepath.Join(home, ".config", "opencode"), nil
+}
+
+// Files are the files to write, by slash path relative to the config dir:
+// plugin/whetstone.ts with the binary's path filled in, agent/*.md and
+// command/*.md.
+func Files(binary string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(whetstone.OpenCode, "opencode", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := whetstone.OpenCode.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(p, "opencode/")
+		if rel == "whetstone.ts" {
+			const slot = `const INSTALLED_BIN = ""`
+			if !bytes.Contains(b, []byte(slot)) {
+				return fmt.Errorf("the plugin has no %s line", slot)
+			}
+			b = bytes.Replace(b, []byte(slot), []byte("const INSTALLED_BIN = "+strconv.Quote(binary)), 1)
+			rel = "plugin/whetstone.ts"
+		}
+		out[rel] = b
+		return nil
+	})
+	return out, err
+}
+
+func digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// readManifest reads dir's manifest; a missing one is an empty manifest.
+func readManifest(dir string) (Manifest, error) {
+	m := Manifest{Files: map[string]string{}}
+	b, err := safeio.ReadFile(filepath.Join(dir, ManifestName), maxManifest, true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		return m, fmt.Errorf("read %s: %w", filepath.Join(dir, ManifestName), err)
+	}
+	if m.Files == nil {
+		m.Files = map[string]string{}
+	}
+	for rel := range m.Files {
+		if !safePath(rel) {
+			return m, fmt.Errorf("%s names %q, outside its directory", filepath.Join(dir, ManifestName), rel)
+		}
+	}
+	for _, rel := range m.Dirs {
+		if !safePath(rel) {
+			return m, fmt.Errorf("%s names %q, outside its directory", filepath.Join(dir, ManifestName), rel)
+		}
+	}
+	return m, nil
+}
+
+// safePath reports whether a manifest entry stays inside its directory.
+func safePath(rel string) bool {
+	return rel != "" && !path.IsAbs(rel) && path.Clean(rel) == rel && !strings.HasPrefix(rel, "../") && rel != ".." && !strings.Contains(rel, "\\")
+}
+
+// Install writes the files into dir and returns the paths written. A file
+// that is there already and was not written by an earlier install (or was
+// changed since) is the user's: Install refuses before writing anything.
+func Install(dir, binary string) ([]string, error) {
+	files, err := Files(binary)
+	if err != nil {
+		return nil, err
+	}
+	if err := noSymlinks(dir); err != nil {
+		return nil, err
+	}
+	old, err := readManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(files))
+	for rel := range files {
+		names = append(names, rel)
+	}
+	slices.Sort(names)
+	for _, rel := range names {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		info, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !info.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is there already and is not a regular file; nothing was installed", p)
+		}
+		b, err := safeio.ReadFile(p, 16<<20, true)
+		if err != nil {
+			return nil, err
+		}
+		if old.Files[rel] != digest(b) {
+			return nil, fmt.Errorf("%s is there already and was not written by whetstone (or was changed since); move it away to install, nothing was installed", p)
+		}
+	}
+	m := Manifest{Version: whetstone.Version, Binary: binary, Files: map[string]string{}, Dirs: old.Dirs}
+	var written []string
+	for _, rel := range names {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		created, err := mkdirs(dir, path.Dir(rel))
+		if err != nil {
+			return written, err
+		}
+		for _, d := range created {
+			if !slices.Contains(m.Dirs, d) {
+				m.Dirs = append(m.Dirs, d)
+			}
+		}
+		if err := writeAtomic(p, files[rel]); err != nil {
+			return written, err
+		}
+		m.Files[rel] = digest(files[rel])
+		written = append(written, p)
+	}
+	// What an earlier version wrote and this one does not: removed, if
+	// unchanged.
+	for rel, sum := range old.Files {
+		if _, ok := files[rel]; !ok {
+			removeIfSame(filepath.Join(dir, filepath.FromSlash(rel)), sum)
+		}
+	}
+	raw, _ := json.MarshalIndent(m, "", "  ")
+	if err := writeAtomic(filepath.Join(dir, ManifestName), append(raw, '\n')); err != nil {
+		return written, err
+	}
+	return append(written, filepath.Join(dir, ManifestName)), nil
+}
+
+// Uninstall removes what the manifest in dir lists and returns the paths
+// removed and the files it kept because they changed since.
+func Uninstall(dir string) (removed, kept []string, err error) {
+	if err := noSymlinks(dir); err != nil {
+		return nil, nil, err
+	}
+	m, err := readManifest(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ManifestName)); err != nil {
+		return nil, nil, fmt.Errorf("whetstone is not installed in %s (no %s)", dir, ManifestName)
+	}
+	names := make([]string, 0, len(m.Files))
+	for rel := range m.Files {
+		names = append(names, rel)
+	}
+	slices.Sort(names)
+	for _, rel := range names {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		switch ok, err := removeIfSame(p, m.Files[rel]); {
+		case err != nil:
+			return removed, kept, err
+		case ok:
+			removed = append(removed, p)
+		default:
+			if _, err := os.Lstat(p); err == nil {
+				kept = append(kept, p)
+			}
+		}
+	}
+	for i := len(m.Dirs) - 1; i >= 0; i-- {
+		p := filepath.Join(dir, filepath.FromSlash(m.Dirs[i]))
+		if os.Remove(p) == nil { // only when empty
+			removed = append(removed, p)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, ManifestName)); err != nil {
+		return removed, kept, err
+	}
+	removed = append(removed, filepath.Join(dir, ManifestName))
+	if m.Dirs != nil && slices.Contains(m.Dirs, ".") && os.Remove(dir) == nil {
+		removed = append(removed, dir)
+	}
+	return removed, kept, nil
+}
+
+// removeIfSame removes the regular file p if it still has digest sum.
+func removeIfSame(p, sum string) (bool, error) {
+	b, err := safeio.ReadFile(p, 16<<20, true)
+	if err != nil || digest(b) != sum {
+		return false, nil
+	}
+	if err := os.Remove(p); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// mkdirs creates rel (slash path) under dir, dir itself included, and
+// returns the directories it created, relative to dir ("." for dir).
+func mkdirs(dir, rel string) ([]string, error) {
+	var created []string
+	// The directory's own parents (~/.config) are not whetstone's: made
+	// when missing, never removed.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	parts := []string{"."}
+	if rel != "." {
+		acc := ""
+		for _, part := range strings.Split(rel, "/") {
+			acc = path.Join(acc, part)
+			parts = append(parts, acc)
+		}
+	}
+	for _, r := range parts {
+		p := filepath.Join(dir, filepath.FromSlash(r))
+		info, err := os.Lstat(p)
+		if err == nil {
+			if !info.IsDir() {
+				return created, fmt.Errorf("%s is not a directory", p)
+			}
+			continue
+		}
+		if err := os.Mkdir(p, 0o755); err != nil {
+			return created, err
+		}
+		created = append(created, r)
+	}
+	return created, nil
+}
+
+// noSymlinks refuses a config directory that is, or holds in the places
+// whetstone writes to, a symlink: nothing is written through one.
+func noSymlinks(dir string) error {
+	for _, p := range []string{dir, filepath.Join(dir, "plugin"), filepath.Join(dir, "agent"), filepath.Join(dir, "command"), filepath.Join(dir, ManifestName)} {
+		if info, err := os.Lstat(p); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symlink; whetstone writes nothing through one", p)
+		}
+	}
+	return nil
+}
+
+func writeAtomic(p string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".whetstone-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}

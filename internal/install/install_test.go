@@ -1,0 +1,120 @@
+package install
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUninstallRemovesExactlyWhatInstallWrote: a user's files and what
+// OpenCode writes into the directory survive an install and an uninstall;
+// every file whetstone wrote, and only the directories it created, go.
+func TestUninstallRemovesExactlyWhatInstallWrote(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".opencode")
+	theirs := map[string]string{"agent/mine.md": "mine\n", "package.json": "{}\n", "node_modules/x/index.js": "x\n", ".gitignore": "node_modules\n"}
+	for rel, content := range theirs {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(content), 0o644)
+	}
+	written, err := Install(dir, "/opt/whetstone/bin/whetstone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != 12+1+1+1 { // agents, command, plugin, manifest
+		t.Errorf("wrote %d files: %v", len(written), written)
+	}
+	plugin, _ := os.ReadFile(filepath.Join(dir, "plugin", "whetstone.ts"))
+	if !strings.Contains(string(plugin), `const INSTALLED_BIN = "/opt/whetstone/bin/whetstone"`) {
+		t.Error("the installed plugin does not name the binary")
+	}
+	if _, err := Install(dir, "/opt/whetstone/bin/whetstone"); err != nil {
+		t.Errorf("a second install over its own files: %v", err)
+	}
+	removed, kept, err := Uninstall(dir)
+	if err != nil || len(kept) != 0 {
+		t.Fatalf("Uninstall: %v, kept %v", err, kept)
+	}
+	if len(removed) != 15+2 { // the files, plugin/ and command/ (agent/ is the user's too)
+		t.Errorf("removed %d paths: %v", len(removed), removed)
+	}
+	var left []string
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			left = append(left, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if len(left) != len(theirs) {
+		t.Errorf("left %v, want exactly the user's and OpenCode's files", left)
+	}
+	for rel, content := range theirs {
+		if b, err := os.ReadFile(filepath.Join(dir, rel)); err != nil || string(b) != content {
+			t.Errorf("%s was changed or removed (%v)", rel, err)
+		}
+	}
+}
+
+// TestInstallIntoAFreshDirRemovesIt: a config dir the install created goes
+// with the uninstall.
+func TestInstallIntoAFreshDirRemovesIt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "config", "opencode")
+	if _, err := Install(dir, "/bin/whetstone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Uninstall(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s is still there (%v)", dir, err)
+	}
+	if _, err := os.Lstat(filepath.Dir(dir)); err != nil {
+		t.Errorf("the parent, not whetstone's, was removed: %v", err)
+	}
+}
+
+// TestNothingThroughSymlinksOrOutOfTheDir: a symlinked plugin directory is
+// refused before anything is written, and a manifest naming a path outside
+// its directory removes nothing.
+func TestNothingThroughSymlinksOrOutOfTheDir(t *testing.T) {
+	base := t.TempDir()
+	dir, elsewhere := filepath.Join(base, ".opencode"), filepath.Join(base, "elsewhere")
+	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(elsewhere, 0o755)
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "plugin")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(dir, "/bin/whetstone"); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("install through a symlinked plugin/: %v", err)
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("wrote %d files through the symlink", len(entries))
+	}
+	os.Remove(filepath.Join(dir, "plugin"))
+	victim := filepath.Join(base, "victim.txt")
+	os.WriteFile(victim, []byte("v"), 0o644)
+	manifest := `{"version":"x","files":{"../victim.txt":"` + digest([]byte("v")) + `"}}`
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(manifest), 0o644)
+	if _, _, err := Uninstall(dir); err == nil || !strings.Contains(err.Error(), "outside its directory") {
+		t.Errorf("a manifest naming ../victim.txt: %v", err)
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("the file outside the directory was removed: %v", err)
+	}
+}
+
+// TestInstallRefusesAUsersFile: a file of the same name that whetstone did
+// not write stops the install before anything is written.
+func TestInstallRefusesAUsersFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".opencode")
+	os.MkdirAll(filepath.Join(dir, "command"), 0o755)
+	os.WriteFile(filepath.Join(dir, "command", "whetstone-review.md"), []byte("mine"), 0o644)
+	if _, err := Install(dir, "/bin/whetstone"); err == nil || !strings.Contains(err.Error(), "was not written by whetstone") {
+		t.Fatalf("install over a user's file: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "plugin")); !os.IsNotExist(err) {
+		t.Error("a refused install wrote something")
+	}
+}

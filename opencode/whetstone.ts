@@ -1,0 +1,355 @@
+// whetstone for OpenCode: a thin plugin that hands every hook to the
+// whetstone binary as a Claude-Code-shaped payload and applies its answer.
+// Every decision is the binary's; this file only translates (docs/opencode.md).
+//
+// The payloads are those of Claude Code's hooks (hook_event_name,
+// session_id, agent_id, agent_type, tool_name, tool_input, cwd, prompt,
+// last_assistant_message) plus "client": "opencode" and the OpenCode ids:
+// opencode_session_id, opencode_parent_session_id, opencode_agent. session_id
+// is the root session's id (the one that owns a run, as in Claude Code,
+// where subagents share their parent's session_id); agent_id is a child
+// session's own id and agent_type its agent.
+//
+// OpenCode calls every export of a plugin file as a plugin: this file has
+// exactly one export, and its helpers stay inside it.
+import type { Plugin } from "@opencode-ai/plugin"
+import { spawnSync } from "node:child_process"
+import { existsSync, readFileSync, readdirSync } from "node:fs"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const Whetstone: Plugin = async ({ client, directory }) => {
+  // `whetstone install opencode` writes the binary's path here in the copy
+  // it installs; the packaged file leaves it empty.
+  const INSTALLED_BIN = ""
+  const COMMAND = "whetstone-review" // /whetstone-review, the command file's name
+  const MAX_CONTINUATIONS = 4 // a child's report sent back at most this often (whetstone caps it at 2)
+  const MAX_REPROMPTS = 8 // consecutive Stop re-prompts of a root session without a finished task
+
+  type Info = { parentID?: string; agent?: string }
+  type Answer = { exit: number; stdout: string; stderr: string; json: any }
+
+  // One copy per project directory: a second copy of this plugin (the npm
+  // package and an installed file) would run every hook twice. The first
+  // copy loaded for a directory is the one that runs, also when OpenCode
+  // initialises the directory's instance again.
+  const copies: Map<string, string> = ((globalThis as any)[Symbol.for("whetstone.opencode")] ??= new Map<string, string>())
+  const first = copies.get(directory) ?? import.meta.url
+  if (first !== import.meta.url) {
+    console.error(`whetstone: ${import.meta.url} is a second copy of the plugin for ${directory}; only ${first} runs`)
+    return {}
+  }
+  copies.set(directory, first)
+
+  const root = path.dirname(path.dirname(fileURLToPath(import.meta.url))) // the package root
+  const sessions = new Map<string, Info>()
+  const reprompts = new Map<string, number>()
+  const compacted = new Set<string>()
+  // Root sessions whose next message is whetstone's own (the command's
+  // text, a Stop re-prompt): it already carries the instructions.
+  const own = new Set<string>()
+  const bin = findBinary()
+  if (!bin) console.error("whetstone: no whetstone binary found (WHETSTONE_BIN, the package's bin/, PATH); whetstone enforces nothing")
+
+  // findBinary: $WHETSTONE_BIN; the installed path; the package's prebuilt
+  // bin/<goos>-<goarch>/whetstone; a source checkout's bin/whetstone
+  // (`make build`); whetstone on PATH. The package root is the directory
+  // above this file's.
+  function findBinary(): string | undefined {
+    const exe = process.platform === "win32" ? ".exe" : ""
+    const goos = ({ linux: "linux", darwin: "darwin", win32: "windows" } as Record<string, string>)[process.platform]
+    const goarch = ({ x64: "amd64", arm64: "arm64" } as Record<string, string>)[process.arch]
+    const candidates = [
+      process.env.WHETSTONE_BIN,
+      INSTALLED_BIN,
+      goos && goarch ? path.join(root, "bin", `${goos}-${goarch}`, "whetstone" + exe) : undefined,
+      path.join(root, "bin", "whetstone" + exe),
+    ]
+    for (const c of candidates) if (c && existsSync(c)) return c
+    return Bun.which("whetstone") ?? undefined
+  }
+
+  function decode(exit: number, stdout: string, stderr: string): Answer {
+    let json: any = {}
+    const out = stdout.trim()
+    if (out.startsWith("{")) {
+      try {
+        json = JSON.parse(out)
+      } catch {
+        json = {}
+      }
+    }
+    return { exit, stdout: out, stderr: stderr.trim(), json }
+  }
+
+  // run hands one event to the binary: its stdin is the payload, its answer
+  // one JSON object on stdout (or exit 2 and a reason on stderr).
+  async function run(event: string, payload: object): Promise<Answer | undefined> {
+    if (!bin) return undefined
+    let p
+    try {
+      p = Bun.spawn([bin, "hook", event], {
+        timeout: timeoutOf(event),
+        stdin: new Blob([JSON.stringify(payload)]),
+        stdout: "pipe",
+        stderr: "pipe",
+        cwd: directory,
+        env: { ...process.env },
+      })
+    } catch (e) {
+      console.error(`whetstone: cannot run ${bin}: ${e}`)
+      return decode(-1, "", String(e))
+    }
+    const [stdout, stderr, exit] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
+    if (exit !== 0 && exit !== 2) console.error(`whetstone: hook ${event} exited ${exit}: ${stderr.trim()}`)
+    return decode(exit, stdout, stderr)
+  }
+
+  // runSync is run for the idle handler: OpenCode does not await events,
+  // and `opencode run` exits right after the root session's first idle.
+  function runSync(event: string, payload: object): Answer | undefined {
+    if (!bin) return undefined
+    const r = spawnSync(bin, ["hook", event], { input: JSON.stringify(payload), encoding: "utf8", cwd: directory, env: process.env, timeout: timeoutOf(event) })
+    return decode(r.status ?? 1, r.stdout ?? "", r.stderr ?? "")
+  }
+
+  // timeoutOf is how long a hook may take, as in hooks/hooks.json.
+  function timeoutOf(event: string): number {
+    return event === "pre-tool-use" || event === "subagent-start" ? 60_000 : 120_000
+  }
+
+  // blocked is the reason of a block or a deny, or undefined. A gate that
+  // failed or timed out denies (fails closed); any other hook that failed
+  // lets the action go on, as in Claude Code.
+  function blocked(a: Answer | undefined, gate = false): string | undefined {
+    if (!a) return undefined
+    if (a.exit === 2) return a.stderr || "blocked by whetstone"
+    const s = a.json.hookSpecificOutput
+    if (a.json.decision === "block" || s?.permissionDecision === "deny") return a.json.reason || s?.permissionDecisionReason || "blocked by whetstone"
+    if (a.exit !== 0 && gate) return `whetstone could not check this call (exit ${a.exit}): ${a.stderr}`
+    return undefined
+  }
+
+  // context is the text an answer adds for the model (additionalContext,
+  // or a message for the user).
+  function context(a: Answer | undefined): string {
+    return a?.json.hookSpecificOutput?.additionalContext || a?.json.systemMessage || ""
+  }
+
+  function remember(info: any) {
+    if (info?.id) sessions.set(info.id, { parentID: info.parentID || undefined, agent: info.agent || undefined })
+  }
+
+  async function lookup(id: string): Promise<Info> {
+    let info = sessions.get(id)
+    if (!info) {
+      const r: any = await client.session.get({ path: { id } }).catch(() => undefined)
+      remember(r?.data ?? { id })
+      info = sessions.get(id) ?? {}
+    }
+    return info
+  }
+
+  // payload is the Claude-Code-shaped part every event shares.
+  async function payload(event: string, sessionID: string, extra: object = {}): Promise<object> {
+    const info = await lookup(sessionID)
+    let root = sessionID
+    for (let i = 0, p = info.parentID; p && i < 16; i++) {
+      root = p
+      p = (await lookup(p)).parentID
+    }
+    const child = info.parentID ? { agent_id: sessionID, agent_type: info.agent ?? "" } : {}
+    return {
+      hook_event_name: event,
+      session_id: root,
+      cwd: directory,
+      client: "opencode",
+      opencode_session_id: sessionID,
+      opencode_parent_session_id: info.parentID ?? null,
+      opencode_agent: info.agent ?? null,
+      ...child,
+      ...extra,
+    }
+  }
+
+  function taskResult(output: string): string {
+    const m = /<task_result>\n?([\s\S]*?)\n?<\/task_result>/.exec(output)
+    return m ? m[1] : output
+  }
+
+  function texts(parts: any[] | undefined): string {
+    return (parts ?? []).filter((p) => p?.type === "text" && !p.synthetic).map((p) => p.text).join("\n")
+  }
+
+  // readDefinition splits one of the package's generated agent or command
+  // files into its frontmatter (flat keys, and one level under
+  // "permission:") and its body.
+  function readDefinition(file: string): { front: Record<string, any>; body: string } | undefined {
+    let text: string
+    try {
+      text = readFileSync(file, "utf8")
+    } catch {
+      return undefined
+    }
+    const m = /^---\n([\s\S]*?)\n---\n([\s\S]*)$/.exec(text)
+    if (!m) return undefined
+    const front: Record<string, any> = {}
+    let nested: Record<string, string> | undefined
+    for (const line of m[1].split("\n")) {
+      const kv = /^(\s*)([\w-]+):\s*(.*)$/.exec(line)
+      if (!kv) continue
+      if (kv[1] && nested) nested[kv[2]] = kv[3]
+      else if (kv[3] === "") front[kv[2]] = nested = {}
+      else {
+        front[kv[2]] = kv[3]
+        nested = undefined
+      }
+    }
+    return { front, body: m[2] }
+  }
+
+  return {
+    // Loaded from the npm package, the plugin brings its agents and the
+    // review command (opencode/agent, opencode/command) itself; files of the
+    // same names in a config dir (whetstone install opencode) win.
+    config: async (config: any) => {
+      if (INSTALLED_BIN) return
+      const dir = path.join(root, "opencode")
+      let agents: string[] = []
+      try {
+        agents = readdirSync(path.join(dir, "agent")).filter((f) => f.endsWith(".md"))
+      } catch {
+        return
+      }
+      config.agent ??= {}
+      for (const f of agents) {
+        const name = f.slice(0, -3)
+        const d = readDefinition(path.join(dir, "agent", f))
+        if (!d || config.agent[name]) continue
+        config.agent[name] = { description: d.front.description, mode: d.front.mode, permission: d.front.permission, prompt: d.body }
+      }
+      const c = readDefinition(path.join(dir, "command", COMMAND + ".md"))
+      config.command ??= {}
+      if (c && !config.command[COMMAND]) config.command[COMMAND] = { description: c.front.description, template: c.body }
+    },
+
+    event: async ({ event }) => {
+      const e: any = event
+      switch (e.type) {
+        case "session.created":
+        case "session.updated":
+          remember(e.properties?.info)
+          return
+        case "session.compacted":
+          if (e.properties?.sessionID) compacted.add(e.properties.sessionID)
+          return
+        case "session.idle": {
+          const id = e.properties?.sessionID
+          if (!id || sessions.get(id)?.parentID) return
+          const n = reprompts.get(id) ?? 0
+          const reason = blocked(runSync("stop", await payload("Stop", id, { stop_hook_active: n > 0 })))
+          if (!reason) {
+            reprompts.delete(id)
+            return
+          }
+          if (n >= MAX_REPROMPTS) {
+            console.error(`whetstone: not re-prompting session ${id} a ${n + 1}th time in a row`)
+            return
+          }
+          reprompts.set(id, n + 1)
+          own.add(id)
+          await client.session.promptAsync({ path: { id }, body: { parts: [{ type: "text", text: reason }] } })
+          return
+        }
+      }
+    },
+
+    "command.execute.before": async (input, output) => {
+      if (input.command !== COMMAND) return
+      const prompt = `/whetstone:review ${input.arguments ?? ""}`.trim()
+      const a = await run("user-prompt-submit", await payload("UserPromptSubmit", input.sessionID, { prompt }))
+      const reason = blocked(a)
+      const parts: any[] = output.parts
+      if (reason) {
+        parts.length = 0
+        parts.push({ type: "text", text: `whetstone did not start a review: ${reason}\nTell the user exactly this, and do nothing else.` })
+        return
+      }
+      const text = context(a)
+      if (text) parts.push({ type: "text", text })
+      own.add(input.sessionID)
+    },
+
+    "chat.message": async (input, output) => {
+      const info = await lookup(input.sessionID)
+      const agent = input.agent ?? output.message?.agent
+      if (info.parentID) {
+        if (agent && !info.agent) info.agent = agent
+        await run("subagent-start", await payload("SubagentStart", input.sessionID))
+        return
+      }
+      if (own.delete(input.sessionID)) return
+      // A root prompt during a run: whetstone reminds the orchestrator of
+      // agents nobody dispatched yet, as after a Claude Code prompt. A part
+      // added here needs the message's ids: OpenCode rejects a bare one and
+      // the run fails.
+      const a = await run("user-prompt-submit", await payload("UserPromptSubmit", input.sessionID, { prompt: texts(output.parts) }))
+      const text = context(a)
+      const first: any = output.parts[0]
+      if (text && first?.messageID) {
+        output.parts.push({ ...first, id: partID(), type: "text", text, synthetic: true } as any)
+      }
+    },
+
+    "experimental.chat.system.transform": async (input, output) => {
+      // After a compaction, the current phase's instructions go back into
+      // the root session's system prompt (SessionStart with source compact).
+      const id = input.sessionID
+      if (!id || !compacted.has(id) || sessions.get(id)?.parentID) return
+      const text = context(await run("session-start", await payload("SessionStart", id, { source: "compact" })))
+      if (text) output.system.push(text)
+      else compacted.delete(id)
+    },
+
+    "tool.execute.before": async (input, output) => {
+      const a = await run("pre-tool-use", await payload("PreToolUse", input.sessionID, { tool_name: input.tool, tool_input: output.args }))
+      const reason = blocked(a, true)
+      if (reason) throw new Error(reason)
+    },
+
+    "tool.execute.after": async (input, output) => {
+      if (input.tool !== "task") return
+      reprompts.delete(input.sessionID)
+      const child: string | undefined = output.metadata?.sessionId
+      const agent: string | undefined = (input.args as any)?.subagent_type
+      if (!child || !agent) return
+      if (!sessions.get(child)?.parentID) sessions.set(child, { parentID: input.sessionID, agent })
+      let answer = taskResult(output.output)
+      let a: Answer | undefined
+      for (let i = 0; ; i++) {
+        a = await run("subagent-stop", await payload("SubagentStop", child, { last_assistant_message: answer }))
+        const reason = blocked(a)
+        if (!reason || i >= MAX_CONTINUATIONS) break
+        // whetstone sent the report back: the child answers again, as its
+        // own agent, and the parent sees the corrected answer.
+        const r: any = await client.session.prompt({ path: { id: child }, body: { agent, parts: [{ type: "text", text: reason }] } })
+        answer = texts(r?.data?.parts)
+      }
+      if (answer !== taskResult(output.output)) {
+        output.output = output.output.replace(/<task_result>[\s\S]*<\/task_result>/, () => `<task_result>\n${answer}\n</task_result>`)
+      }
+      const text = context(a)
+      if (text) output.output += `\n\n${text}`
+    },
+  }
+
+  // partID makes an id that sorts after the message's other parts, in
+  // OpenCode's format: "prt_", 12 hex digits of time, 14 random characters.
+  function partID(): string {
+    const time = (BigInt(Date.now()) * 4096n + BigInt(Math.floor(Math.random() * 4096))).toString(16).padStart(12, "0").slice(-12)
+    const chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    let rand = ""
+    for (let i = 0; i < 14; i++) rand += chars[Math.floor(Math.random() * chars.length)]
+    return `prt_${time}${rand}`
+  }
+}
