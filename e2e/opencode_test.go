@@ -331,7 +331,7 @@ func TestOpenCodeFullLoop(t *testing.T) {
 		t.Fatal("the root session made no model call")
 	}
 	last := roots[len(roots)-1].Latest()
-	if !strings.Contains(last, "DONE after 2 iteration(s): APPROVE") {
+	if !strings.Contains(last, "DONE after 2 iterations: APPROVE") {
 		t.Errorf("the orchestrator's last request does not carry the summary:\n%.2000s", last)
 	}
 	if n := len(s.agentCalls("fixer")); n == 0 {

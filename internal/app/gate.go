@@ -49,7 +49,7 @@ type gate struct {
 
 func (a *App) preToolUse(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
 	if p.ToolName == "Agent" || p.ToolName == "Task" {
-		return a.dispatchGate(proj, id, p, body)
+		return a.dispatchGate(p, body)
 	}
 	g := gate{id: id, phase: loop.Phase(gjson.GetBytes(body, "phase").String()), state: body, name: agentName(p.AgentType)}
 	if g.phase == loop.Done || g.phase == loop.Stopped {

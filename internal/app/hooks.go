@@ -285,44 +285,50 @@ func agentName(agentType string) string {
 	return name
 }
 
-func (a *App) dispatchGate(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
+// dispatchGate lets the orchestrator launch the agents the phase expects
+// and denies the rest. It reads the verified state the hook already holds
+// and writes nothing: the instance is recorded when it starts
+// (subagent-start, under the lock), where the phase is checked again.
+func (a *App) dispatchGate(p hook.Payload, body []byte) (*hook.Response, error) {
 	name := agentName(p.SubagentType())
 	if name == "" {
 		return nil, nil // other plugins' and built-in agents are not ours to gate
 	}
-	if redispatch(body, name) {
-		return nil, nil // nothing to record: no lock, no write
+	if mayDispatch(body, name) {
+		return nil, nil
 	}
-	var deny error
-	_, err := a.note(proj, id, func(r *loop.Run) error {
-		if !r.Active() {
-			return errUnchanged
-		}
-		deny = r.Dispatch(name)
-		if deny != nil {
-			return errUnchanged
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errUnchanged) {
+	r, err := loop.Decode(body)
+	if err != nil {
 		return hook.Deny("whetstone could not check this dispatch: " + err.Error()), nil
 	}
-	if deny != nil {
-		return hook.Deny(deny.Error()), nil
+	if !r.Active() {
+		return nil, nil // a finished run gates nothing
+	}
+	if err := r.Dispatch(name); err != nil {
+		return hook.Deny(err.Error()), nil
 	}
 	return nil, nil
 }
 
-// redispatch reports whether a dispatch would change nothing: the phase
-// expects the agent, it is recorded as dispatched (a re-dispatch after a
-// rejected instance) and no Stop block is counted.
-func redispatch(body []byte, name string) bool {
-	if strings.ContainsAny(name, ".*?#|\\") {
+// mayDispatch is loop.Run.Dispatch's allow case read from the state's JSON
+// without decoding it: the run is active, its phase expects the agent, and
+// the agent has neither reported nor failed. Anything else goes to
+// Dispatch itself, for the decision and the reason.
+func mayDispatch(body []byte, name string) bool {
+	for _, c := range name { // a gjson path and query hold it unquoted
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	switch loop.Phase(gjson.GetBytes(body, "phase").String()) {
+	case loop.Done, loop.Stopped, "":
 		return false
 	}
-	return gjson.GetBytes(body, "agents."+name+".status").String() == loop.Dispatched &&
-		gjson.GetBytes(body, "stop_blocks").Int() == 0 &&
-		gjson.GetBytes(body, `expected.#(=="`+name+`")`).Exists()
+	switch gjson.GetBytes(body, "agents."+name+".status").String() {
+	case loop.Reported, loop.Failed:
+		return false
+	}
+	return gjson.GetBytes(body, `expected.#(=="`+name+`")`).Exists()
 }
 
 // stopBlockLimit is how many consecutive Stop blocks whetstone issues before

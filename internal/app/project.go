@@ -284,9 +284,9 @@ func (a *App) Update(p Project, id string, fn func(r *loop.Run) error) (*loop.Ru
 }
 
 // note is Update for bookkeeping whose loss in a crash of the machine is
-// harmless: a dispatch recorded, an instance registered, a Stop block
-// counted. It skips the fsyncs (state.Store.Light), which are most of such
-// a hook's cost. When fn changes the phase or the iteration, or the state
+// harmless: an instance registered, a Stop block counted, the end
+// announced. It skips the fsyncs (state.Store.Light), which are most of
+// such a hook's cost. When fn changes the phase or the iteration, or the state
 // must be recovered, nothing is written lightly: fn runs again under
 // Update. fn must therefore only assign what it reports, and a caller
 // whose fn may have side effects (writing the reports) uses Update when it

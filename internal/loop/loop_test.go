@@ -136,8 +136,8 @@ func TestBudget(t *testing.T) {
 func TestDispatchAndOwnership(t *testing.T) {
 	r := New("r-1", "s", settings("standard"), []string{"critic", "pedant"}, t0)
 	r.StopBlocks = 3
-	if err := r.Dispatch("critic"); err != nil || r.StopBlocks != 0 {
-		t.Fatalf("Dispatch(critic) = %v, stop blocks %d; want nil, 0", err, r.StopBlocks)
+	if err := r.Dispatch("critic"); err != nil || r.Agents["critic"] != nil {
+		t.Fatalf("Dispatch(critic) = %v, recorded %+v; want nil, nothing recorded", err, r.Agents["critic"])
 	}
 	if err := r.Dispatch("fixer"); err == nil {
 		t.Error("Dispatch(fixer) in the review phase succeeded")
@@ -150,6 +150,9 @@ func TestDispatchAndOwnership(t *testing.T) {
 	}
 	if !r.Register("critic", "a1") || !r.Owns("critic", "a1") || r.Owns("pedant", "a1") {
 		t.Error("a registered critic instance is not owned as critic only")
+	}
+	if r.StopBlocks != 0 || r.Agents["critic"] == nil || r.Agents["critic"].Status != Dispatched {
+		t.Errorf("after the critic started: stop blocks %d, record %+v; want 0, dispatched", r.StopBlocks, r.Agents["critic"])
 	}
 	r.Reject("critic")
 	if err := r.Dispatch("critic"); err != nil || !r.Register("critic", "a3") || !r.Owns("critic", "a3") || !r.Owns("critic", "a1") {

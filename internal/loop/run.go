@@ -297,22 +297,17 @@ func (r *Run) Pending() []string {
 	return out
 }
 
-// Dispatch records that the orchestrator launched an agent, or explains why
-// it may not: the phase does not expect it, or it already reported.
+// Dispatch says why the orchestrator may not launch an agent now: the
+// phase does not expect it, or it already reported; nil when it may. It
+// records nothing: an agent's instance is recorded when it starts
+// (Register), so the dispatch gate needs no lock and writes nothing.
 func (r *Run) Dispatch(name string) error {
 	if !r.Expects(name) {
 		return fmt.Errorf("whetstone:%s is not part of the %s phase (iteration %d); dispatch only %s", name, r.Phase, r.Iteration, r.pendingTypes())
 	}
-	a := r.Agents[name]
-	if a != nil && (a.Status == Reported || a.Status == Failed) {
+	if a := r.Agents[name]; a != nil && (a.Status == Reported || a.Status == Failed) {
 		return fmt.Errorf("whetstone:%s already %s in this phase; do not dispatch it again", name, a.Status)
 	}
-	if a == nil {
-		// A re-dispatch after a rejected instance keeps the agent's record:
-		// whichever registered instance reports validly first counts.
-		r.Agents[name] = &Agent{Status: Dispatched}
-	}
-	r.StopBlocks = 0
 	return nil
 }
 
@@ -333,8 +328,11 @@ func (r *Run) Register(name, agentID string) bool {
 		r.Instances[agentID] = &Instance{Agent: name}
 	}
 	if r.Agents[name] == nil {
+		// A re-dispatch after a rejected instance keeps the agent's record:
+		// whichever registered instance reports validly first counts.
 		r.Agents[name] = &Agent{Status: Dispatched}
 	}
+	r.StopBlocks = 0 // an agent started: the orchestrator is making progress
 	return true
 }
 
