@@ -701,3 +701,30 @@ func mustGit(t *testing.T, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// BenchmarkTamperSmall is the comparison a concluding hook runs on a small
+// project (two files, one uncommitted change): what the concluding
+// subagent-stop of `make bench` pays for the tamper backstop.
+func BenchmarkTamperSmall(b *testing.B) {
+	dir := b.TempDir()
+	for _, args := range [][]string{{"-c", "init.defaultBranch=main", "init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "base"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for name, content := range map[string]string{"main.go": "package main\n\nfunc main() {}\n", "whetstone.json": "{}\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	s, err := Take(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, changes, err := s.Compare(ctx, dir); err != nil || len(changes) != 0 {
+			b.Fatalf("compare: %v, %v", changes, err)
+		}
+	}
+}
