@@ -288,28 +288,17 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 	return failed
 }
 
-// worktree snapshots, in a temporary copy of the user's index, first the
-// index as it is and then the work tree under g's directory.
+// worktree snapshots the work tree under g's directory and the user's
+// index, as trees written from two temporary copies of the index at once
+// (write-tree updates the copy it reads). An index with unmerged entries
+// has no tree: then index is "".
 func worktree(ctx context.Context, g git) (tree, index string, err error) {
-	// The user's index and the work tree are written as trees from two
-	// copies of the index at once: write-tree updates the copy it reads.
-	err = both(func() error {
-		return withTempIndex(ctx, g, true, func(tg git) error {
-			if _, err := tg.run(ctx, "add", "-A", "--", ".", excludeState); err != nil {
-				return fmt.Errorf("snapshot working tree: %w", err)
-			}
-			var err error
-			if tree, err = tg.str(ctx, "write-tree"); err != nil {
-				return fmt.Errorf("snapshot: %w", err)
-			}
-			return nil
-		})
+	err = both(func() (err error) {
+		tree, err = writeTree(ctx, g, true)
+		return err
 	}, func() error {
-		return withTempIndex(ctx, g, true, func(tg git) error {
-			// An index with unmerged entries has no tree: then "".
-			index, _ = tg.str(ctx, "write-tree")
-			return nil
-		})
+		index, _ = writeTree(ctx, g, false)
+		return nil
 	})
 	return tree, index, err
 }
