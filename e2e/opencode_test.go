@@ -53,8 +53,10 @@ func setupOpenCode(t *testing.T) ocEnv {
 }
 
 // ocSession is one test's OpenCode world: a HOME with whetstone installed
-// globally (so that nothing whetstone or OpenCode writes lands in the
-// project under review), a project, a fake model.
+// globally (by `whetstone install opencode --global`, or as a package
+// plugin in the global opencode.json), so that nothing whetstone or
+// OpenCode writes lands in the project under review; a project; a fake
+// model.
 type ocSession struct {
 	t      *testing.T
 	env    ocEnv
