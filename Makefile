@@ -63,10 +63,12 @@ opencode:
 ripgrep:
 	@./scripts/install-ripgrep
 
-# e2e-opencode runs the end-to-end tests in the real OpenCode.
-e2e-opencode: build ripgrep
+# e2e-opencode runs the end-to-end tests in the real OpenCode, one of them
+# on the tarball of pack (which `make test` builds once, for e2e too).
+e2e-opencode: build ripgrep pack
 	c=$$(./scripts/install-opencode) && \
 	WHETSTONE_OPENCODE="$$c" WHETSTONE_OPENCODE_PLUGIN_PKG="$$(dirname "$$c")/../../@opencode-ai/plugin" \
+	WHETSTONE_PACKAGE="$(CURDIR)/dist/whetstone-$(VERSION).tgz" \
 	$(GO) test -count=1 -timeout 20m -run '^TestOpenCode' ./e2e/
 
 FUZZTIME ?= 5m

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -52,19 +53,34 @@ func setupOpenCode(t *testing.T) ocEnv {
 }
 
 // ocSession is one test's OpenCode world: a HOME with whetstone installed
-// globally (so that nothing whetstone or OpenCode writes lands in the
-// project under review), a project, a fake model.
+// globally (by `whetstone install opencode --global`, or as a package
+// plugin in the global opencode.json), so that nothing whetstone or
+// OpenCode writes lands in the project under review; a project; a fake
+// model.
 type ocSession struct {
 	t      *testing.T
 	env    ocEnv
 	repo   *repo
 	home   string
-	config string // $XDG_CONFIG_HOME/opencode
+	config string   // $XDG_CONFIG_HOME/opencode
+	extra  []string // environment added to (or overriding) environ's
 	model  *fakemodel.Server
 	runs   int
 }
 
+// newOpenCodeSession starts a session with whetstone installed by
+// `whetstone install opencode --global`.
 func newOpenCodeSession(t *testing.T, e ocEnv, r *repo, script fakemodel.Script) *ocSession {
+	t.Helper()
+	s := newOpenCodeHome(t, e, r, script)
+	s.install()
+	s.writeConfig(nil)
+	return s
+}
+
+// newOpenCodeHome is a session's HOME, its config dir and its fake model,
+// with nothing installed yet.
+func newOpenCodeHome(t *testing.T, e ocEnv, r *repo, script fakemodel.Script) *ocSession {
 	t.Helper()
 	s := &ocSession{t: t, env: e, repo: r, home: t.TempDir()}
 	m, err := fakemodel.Start(script, filepath.Join(t.TempDir(), "model.jsonl"))
@@ -74,24 +90,35 @@ func newOpenCodeSession(t *testing.T, e ocEnv, r *repo, script fakemodel.Script)
 	s.model = m
 	t.Cleanup(func() { m.Close() })
 	s.config = filepath.Join(s.home, ".config", "opencode")
-	s.install()
+	if err := os.MkdirAll(s.config, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// writeConfig writes the global opencode.json: the fake model as the only
+// provider, plus extra.
+func (s *ocSession) writeConfig(extra map[string]any) {
+	s.t.Helper()
 	config := map[string]any{
 		"$schema": "https://opencode.ai/config.json", "model": "fake/fake-model", "small_model": "fake/fake-model",
 		"autoupdate": false, "share": "disabled",
 		"provider": map[string]any{"fake": map[string]any{
 			"npm": "@ai-sdk/openai-compatible", "name": "Fake",
-			"options": map[string]any{"baseURL": m.URL + "/v1", "apiKey": "sk-fake"},
+			"options": map[string]any{"baseURL": s.model.URL + "/v1", "apiKey": "sk-fake"},
 			"models": map[string]any{
 				"fake-model": map[string]any{"name": "Fake", "tool_call": true, "limit": map[string]any{"context": 100000, "output": 4096}},
 				"gpt-5.1":    map[string]any{"name": "Fake gpt-5.1", "tool_call": true, "limit": map[string]any{"context": 100000, "output": 4096}},
 			},
 		}},
 	}
+	for k, v := range extra {
+		config[k] = v
+	}
 	raw, _ := json.MarshalIndent(config, "", "  ")
 	if err := os.WriteFile(filepath.Join(s.config, "opencode.json"), raw, 0o644); err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
-	return s
 }
 
 // install installs whetstone into the global config dir with `whetstone
@@ -120,7 +147,8 @@ func (s *ocSession) install() {
 }
 
 // environ is OpenCode's environment: a throwaway HOME and XDG dirs, no
-// update check, no model catalog fetch, and an npm that fails at once.
+// update check, no model catalog fetch, and an npm that fails at once;
+// then the session's extra.
 func (s *ocSession) environ() []string {
 	env := []string{
 		"HOME=" + s.home,
@@ -139,7 +167,8 @@ func (s *ocSession) environ() []string {
 			env = append(env, kv)
 		}
 	}
-	return env
+	// exec.Cmd keeps the last value of a repeated variable.
+	return append(env, s.extra...)
 }
 
 // ocTimeout bounds one opencode process.
@@ -603,6 +632,106 @@ func TestOpenCodePackagePlugin(t *testing.T) {
 				t.Errorf("opencode %v lacks %q:\n%.3000s", args, w, out)
 			}
 		}
+	}
+}
+
+// TestOpenCodePackagedLoop: OpenCode installs the `make pack` tarball as a
+// plugin ("whetstone@file:<tarball>") with npm offline, and on a PATH
+// without Go the packaged binary enforces the loop: a reviewer's edits and
+// the orchestrator's are denied, the fixer's goes through, and the run
+// reaches DONE. Nothing else could have run the hooks: no WHETSTONE_BIN, no
+// checkout, and the whetstone found on PATH is a decoy that leaves a mark.
+func TestOpenCodePackagedLoop(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	tgz := os.Getenv("WHETSTONE_PACKAGE")
+	if tgz == "" {
+		t.Skip("WHETSTONE_PACKAGE is not set; `make e2e-opencode` sets it to the `make pack` tarball")
+	}
+	tgz, err := filepath.Abs(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRepo(t, baseFiles, changedFiles)
+	rogue := fakemodel.Edit{File: "calc.go", Old: "// Mean is the average of xs.", New: "// Mean, by the orchestrator."}
+	s := newOpenCodeHome(t, e, r, fakemodel.Whetstone{
+		Findings: criticFindsOnce, Fixes: fixOnce, RogueReviewer: "witness", RogueEdit: &rogue,
+	}.Script())
+	// Nothing is seeded: the plugin needs no @opencode-ai/plugin at run
+	// time (its import is a type), and OpenCode's npm fails at once.
+	s.writeConfig(map[string]any{"plugin": []string{"whetstone@file:" + tgz}})
+	decoy := t.TempDir()
+	mark := filepath.Join(t.TempDir(), "decoy-ran")
+	if err := os.WriteFile(filepath.Join(decoy, "whetstone"), []byte("#!/bin/sh\necho \"$@\" >>"+mark+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.extra = append(s.extra, "PATH="+decoy+string(filepath.ListSeparator)+pathWithoutGo(t))
+	s.run("--command", "whetstone-review")
+
+	// OpenCode extracted the package into its cache (the spec is the
+	// directory: packages/whetstone@file:<tarball>/node_modules/whetstone),
+	// its binaries executable.
+	pkg := filepath.Join(s.home, ".cache", "opencode", "packages", "whetstone@file:"+tgz, "node_modules", "whetstone")
+	bin := filepath.Join(pkg, "bin", runtime.GOOS+"-"+runtime.GOARCH, "whetstone")
+	if fi, err := os.Stat(bin); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("the installed package's binary %s: %v; want mode 0755", bin, err)
+	}
+	if _, err := os.Stat(filepath.Join(pkg, "bin", "whetstone")); err == nil {
+		t.Error("the installed package has a bin/whetstone; the test cannot tell which binary ran")
+	}
+	if b, err := os.ReadFile(mark); err == nil {
+		t.Errorf("the plugin ran the whetstone on PATH, not the packaged one:\n%s", b)
+	}
+
+	// What the user sees: the run is over, approved, in two iterations;
+	// the fixer's edit is in calc.go, the orchestrator's is not, and the
+	// witness wrote nothing.
+	run := wantRun(t, r, "done", "", "APPROVE", 2)
+	wantFiles(t, r, run, "iter-1/critic.json", "iter-1/witness.json", "iter-1/fix.json", "report.md")
+	cmd := exec.Command(bin, "status", "--json")
+	cmd.Dir, cmd.Env = r.dir, s.environ() // the key that seals the state is in XDG_STATE_HOME
+	out, err := cmd.Output()
+	var st struct{ Phase, Verdict string }
+	if err != nil || json.Unmarshal(out, &st) != nil || st.Phase != "done" || st.Verdict != "APPROVE" {
+		t.Errorf("the packaged whetstone status --json: %v\n%s", err, out)
+	}
+	calc := r.read("calc.go")
+	if !strings.Contains(calc, fixOffByOne.New) {
+		t.Error("the fixer's edit did not reach calc.go")
+	}
+	if strings.Contains(calc, rogue.New) {
+		t.Error("the orchestrator's edit reached calc.go")
+	}
+	for _, f := range []string{"rogue.txt", "rogue-patch.txt", "f.txt"} {
+		if r.exists(f) {
+			t.Errorf("the witness created %s", f)
+		}
+	}
+	// The denials reached the models: OpenCode does not offer the witness
+	// the edit tools (the packaged agent's permission), whetstone denies
+	// its write-shaped bash and the orchestrator's edit.
+	results := toolResults(s.agentCalls("witness"), "invalid", "write", "edit", "apply_patch", "bash")
+	if len(results) != 8 {
+		t.Errorf("the witness's 4 writes in each of 2 iterations got %d results: %v", len(results), results)
+	}
+	for call, res := range results {
+		refused := strings.Contains(res, "Model tried to call unavailable tool")
+		denied := strings.Contains(res, "whetstone run") && strings.Contains(res, "whetstone-witness is read-only")
+		if !refused && !denied || strings.HasPrefix(call, "bash ") && !denied {
+			t.Errorf("the witness's %s was let through: %q", call, res)
+		}
+	}
+	edits := toolResults(s.rootCalls(), "edit", "apply_patch")
+	if len(edits) != 1 {
+		t.Errorf("the orchestrator's edit got %d results: %v", len(edits), edits)
+	}
+	for call, res := range edits {
+		if !strings.Contains(res, "only whetstone-fixer may change files") {
+			t.Errorf("the orchestrator's %s was not denied by whetstone: %q", call, res)
+		}
+	}
+	if r.exists(".opencode") || r.exists("opencode.json") {
+		t.Error("the project gained OpenCode files")
 	}
 }
 
