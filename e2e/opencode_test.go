@@ -771,3 +771,60 @@ func TestOpenCodeCompaction(t *testing.T) {
 		return
 	}
 }
+
+// TestOpenCodeStaleCheckoutBinary: loaded from a source checkout whose
+// bin/whetstone reports another version than the checkout's VERSION, the
+// plugin does not run that binary, and says why (the Claude Code launcher
+// does the same).
+func TestOpenCodeStaleCheckoutBinary(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	checkout := t.TempDir()
+	for _, dir := range []string{"opencode", "bin"} {
+		os.MkdirAll(filepath.Join(checkout, dir), 0o755)
+	}
+	plugin, err := os.ReadFile(filepath.Join(e.root, "opencode", "whetstone.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(filepath.Join(e.root, "bin", "whetstone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(checkout, "opencode", "whetstone.ts"), plugin, 0o644)
+	os.WriteFile(filepath.Join(checkout, "bin", "whetstone"), bin, 0o755)
+	os.WriteFile(filepath.Join(checkout, "VERSION"), []byte("9.9.9\n"), 0o644)
+	s := &ocSession{t: t, env: e, repo: r, home: t.TempDir()}
+	s.config = filepath.Join(s.home, ".config", "opencode")
+	os.MkdirAll(s.config, 0o755)
+	config := `{"plugin": ["file://` + filepath.Join(checkout, "opencode", "whetstone.ts") + `"], "autoupdate": false}`
+	if err := os.WriteFile(filepath.Join(s.config, "opencode.json"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(e.opencode, "agent", "list", "--print-logs") // the plugin's stderr is in the logs
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.dir, s.environ(), out, out
+	err = cmd.Run()
+	out.Close()
+	log, _ := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatalf("opencode agent list: %v\n%s", err, log)
+	}
+	want := "is version " + strings.TrimSpace(readVersion(t, e.root)) + ", not 9.9.9; not using it"
+	if !strings.Contains(string(log), want) {
+		t.Errorf("the plugin did not refuse the stale binary (want %q):\n%.4000s", want, log)
+	}
+}
+
+func readVersion(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -53,7 +53,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
 
   // findBinary: $WHETSTONE_BIN; the installed path; the package's prebuilt
   // bin/<goos>-<goarch>/whetstone; a source checkout's bin/whetstone
-  // (`make build`); whetstone on PATH. The package root is the directory
+  // (`make build`) when its version is VERSION; whetstone on PATH. The package root is the directory
   // above this file's.
   function findBinary(): string | undefined {
     const exe = process.platform === "win32" ? ".exe" : ""
@@ -63,9 +63,18 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       process.env.WHETSTONE_BIN,
       INSTALLED_BIN,
       goos && goarch ? path.join(root, "bin", `${goos}-${goarch}`, "whetstone" + exe) : undefined,
-      path.join(root, "bin", "whetstone" + exe),
     ]
     for (const c of candidates) if (c && existsSync(c)) return c
+    // A source checkout's binary only when it is this checkout's version,
+    // as the Claude Code launcher does (scripts/whetstone): a stale build
+    // would enforce old rules.
+    const built = path.join(root, "bin", "whetstone" + exe)
+    if (existsSync(built)) {
+      const want = existsSync(path.join(root, "VERSION")) ? readFileSync(path.join(root, "VERSION"), "utf8").trim() : ""
+      const got = spawnSync(built, ["version"], { encoding: "utf8", timeout: 5000 }).stdout?.trim().replace(/^whetstone /, "") ?? ""
+      if (!want || got === want) return built
+      console.error(`whetstone: ${built} is version ${got || "unknown"}, not ${want}; not using it (run 'make build')`)
+    }
     return Bun.which("whetstone") ?? undefined
   }
 
