@@ -828,3 +828,29 @@ func readVersion(t *testing.T, root string) string {
 	}
 	return string(b)
 }
+
+// TestOpenCodeReadsTightPatchHeaders establishes what the fixer's apply_patch
+// gate must read: OpenCode 1.18.33 applies "*** Add File:<path>" with no
+// space after the colon (hook.PatchPaths takes such headers too; the
+// opencode testscript shows the fixer denied for one naming .git). In a
+// session with no run, nothing is gated, so the file is OpenCode's doing.
+func TestOpenCodeReadsTightPatchHeaders(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	patch := "*** Begin Patch\n*** Add File:tight.txt\n+no space after the colon\n*** End Patch"
+	s := newOpenCodeSession(t, e, r, func(req *fakemodel.Request) fakemodel.Reply {
+		if req.IsTitle() {
+			return fakemodel.Say("Patch")
+		}
+		if req.AssistantTurns() == 0 {
+			return fakemodel.Call(fakemodel.ToolUse("apply_patch", map[string]any{"patchText": patch}))
+		}
+		return fakemodel.Say("Patched.")
+	})
+	s.run("-m", "fake/gpt-5.1", "Add tight.txt.")
+	if got := r.read("tight.txt"); got != "no space after the colon" && got != "no space after the colon\n" {
+		results := toolResults(s.rootCalls(), "apply_patch", "invalid")
+		t.Fatalf("tight.txt = %q: OpenCode did not apply the header without a space; tool results %v", got, results)
+	}
+}

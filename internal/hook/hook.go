@@ -240,12 +240,17 @@ func (p Payload) SubagentType() string {
 }
 
 // PatchPaths lists every file an apply_patch envelope adds, updates,
-// deletes or moves to, in order, without duplicates.
+// deletes or moves to, in order, without duplicates. It reads more headers
+// than OpenCode does, never fewer: OpenCode 1.18.33 takes a line starting
+// "*** Add File:" (no space needed after the colon) and trims the rest
+// (read from its binary), so a header written "*** Add File:.git/x" names a
+// file; a header indented, or a "*** Move to:" anywhere, is also taken
+// here, which can only add a path to check.
 func PatchPaths(patch string) []string {
 	var paths []string
 	for _, line := range strings.Split(patch, "\n") {
-		line = strings.TrimRight(line, "\r")
-		for _, marker := range []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
+		line = strings.TrimLeft(line, " \t")
+		for _, marker := range []string{"*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"} {
 			if path, ok := strings.CutPrefix(line, marker); ok {
 				if path = strings.TrimSpace(path); path != "" && !slices.Contains(paths, path) {
 					paths = append(paths, path)

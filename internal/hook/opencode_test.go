@@ -84,6 +84,14 @@ func TestPatchPaths(t *testing.T) {
 	if got := hook.PatchPaths("+*** Add File: not-a-header.txt\n"); len(got) != 0 {
 		t.Errorf("a content line was taken for a header: %q", got)
 	}
+	// OpenCode takes a header with no space after the colon; a gate that
+	// missed it would check a.go and let .git/hooks/pre-commit through.
+	tight := "*** Begin Patch\n*** Update File: a.go\n@@\n-a\n+b\n*** Add File:.git/hooks/pre-commit\n+x\n" +
+		"*** Update File:\tb.go\n*** Move to:.whetstone/x\n@@\n-a\n+b\n  *** Delete File: c.go\n*** End Patch"
+	want = []string{"a.go", ".git/hooks/pre-commit", "b.go", ".whetstone/x", "c.go"}
+	if got := hook.PatchPaths(tight); !slices.Equal(got, want) {
+		t.Errorf("PatchPaths of headers without a space = %q, want %q", got, want)
+	}
 }
 
 func TestOpenCodeAgentAndClient(t *testing.T) {
