@@ -202,7 +202,13 @@ func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 	if cmd == "" {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call has no command to check.", g.id, p.ToolName))
 	}
-	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: g.cwd(p.Cwd), TempDir: resolved(os.TempDir()), Protected: g.protected}
+	// OpenCode's bash names its workdir in the call; Claude Code's cwd is
+	// the session's, always there unless deleted since.
+	cwd, ok := g.cwd(p.Cwd, p.Client == hook.OpenCode && p.ToolInput.Get("workdir").String() != "")
+	if !ok {
+		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call runs in %q, which is not a directory whetstone can find, so it cannot tell what the command touches. Give an absolute directory (or none).", g.id, p.ToolName, p.Cwd))
+	}
+	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Protected: g.protected}
 	// whetstone.json's verify_commands add to the built-in ones.
 	for _, c := range gjson.GetBytes(g.state, "settings.verify_commands").Array() {
 		if pol.Verify == nil {
@@ -230,14 +236,17 @@ func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 
 // cwd is where the command starts: the payload's cwd when it is a
 // directory (it follows the Bash tool's cd, also out of the project, where
-// relative writes are then judged), else the root.
-func (g gate) cwd(dir string) string {
+// relative writes are then judged), else the root. When the call itself
+// names the directory (strict: OpenCode's workdir), one that cannot be
+// found (relative, "~/…", missing) is not ok: judging the command as if it
+// ran in the root could allow a relative write that lands elsewhere.
+func (g gate) cwd(dir string, strict bool) (string, bool) {
 	if dir != "" && filepath.IsAbs(dir) {
 		if info, err := os.Stat(dir); err == nil && info.IsDir() {
-			return resolved(dir)
+			return resolved(dir), true
 		}
 	}
-	return g.root
+	return g.root, !strict
 }
 
 // sandboxed rewrites a read-only caller's command to run under bubblewrap,

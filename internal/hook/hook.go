@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -223,7 +224,13 @@ func (p *Payload) fromOpenCode() {
 			p.Paths = append(p.Paths, v)
 		}
 	case "bash":
+		// OpenCode resolves a relative workdir against its directory, the
+		// payload's cwd; anything else ("~/…") stays as given, for the
+		// gate to refuse.
 		if v := p.ToolInput.Get("workdir").String(); v != "" {
+			if !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") && filepath.IsAbs(p.Cwd) {
+				v = filepath.Join(p.Cwd, v)
+			}
 			p.Cwd = v
 		}
 	}
