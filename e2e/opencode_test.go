@@ -371,6 +371,40 @@ func TestOpenCodeFullLoop(t *testing.T) {
 	}
 }
 
+// wantWritesDenied checks what the rogue witness and orchestrator of a
+// fakemodel.Whetstone script (RogueReviewer "witness", RogueEdit) tried: the
+// witness created no file; each of its 4 writes per iteration was refused by
+// OpenCode (a tool it is not offered) or denied by whetstone, its bash by
+// whetstone; the orchestrator's one edit was denied by whetstone.
+func wantWritesDenied(t *testing.T, s *ocSession, r *repo, iterations int) {
+	t.Helper()
+	for _, f := range []string{"rogue.txt", "rogue-patch.txt", "f.txt"} {
+		if r.exists(f) {
+			t.Errorf("the witness created %s", f)
+		}
+	}
+	results := toolResults(s.agentCalls("witness"), "invalid", "write", "edit", "apply_patch", "bash")
+	if len(results) != 4*iterations {
+		t.Errorf("the witness's 4 writes in each of %d iterations got %d results: %v", iterations, len(results), results)
+	}
+	for call, res := range results {
+		refused := strings.Contains(res, "Model tried to call unavailable tool")
+		denied := strings.Contains(res, "whetstone run") && strings.Contains(res, "whetstone-witness is read-only")
+		if !refused && !denied || strings.HasPrefix(call, "bash ") && !denied {
+			t.Errorf("the witness's %s was let through: %q", call, res)
+		}
+	}
+	edits := toolResults(s.rootCalls(), "edit", "apply_patch")
+	if len(edits) != 1 {
+		t.Fatalf("the orchestrator's edit got %d results: %v", len(edits), edits)
+	}
+	for call, res := range edits {
+		if !strings.Contains(res, "only whetstone-fixer may change files") {
+			t.Errorf("the orchestrator's %s was not denied by whetstone: %q", call, res)
+		}
+	}
+}
+
 // toolResults are the results of every call of the named tools in the
 // requests, by call id, as the model was shown them.
 func toolResults(reqs []*fakemodel.Request, tools ...string) map[string]string {
@@ -406,56 +440,11 @@ func TestOpenCodeWritesDenied(t *testing.T) {
 			s.run("--command", "whetstone-review", "-m", model)
 
 			wantRun(t, r, "done", "", "APPROVE", 1)
-			for _, f := range []string{"rogue.txt", "rogue-patch.txt", "f.txt"} {
-				if r.exists(f) {
-					t.Errorf("the witness created %s", f)
-				}
-			}
 			if strings.Contains(r.read("calc.go"), rogue.New) {
 				t.Error("the orchestrator's edit reached calc.go")
 			}
-			results := toolResults(s.agentCalls("witness"), "invalid", "write", "edit", "apply_patch", "bash")
-			if len(results) != 4 {
-				t.Errorf("the witness's 4 writes got %d results: %v", len(results), results)
-			}
-			for call, res := range results {
-				refused := strings.Contains(res, "Model tried to call unavailable tool")
-				denied := strings.Contains(res, "whetstone run") && strings.Contains(res, "whetstone-witness is read-only")
-				if !refused && !denied || strings.HasPrefix(call, "bash ") && !denied {
-					t.Errorf("the witness's %s was let through: %q", call, res)
-				}
-			}
-			edits := toolResults(s.rootCalls(), "edit", "apply_patch")
-			if len(edits) != 1 {
-				t.Fatalf("the orchestrator's edit got %d results: %v", len(edits), edits)
-			}
-			for call, res := range edits {
-				if !strings.Contains(res, "only whetstone-fixer may change files") {
-					t.Errorf("the orchestrator's %s was not denied by whetstone: %q", call, res)
-				}
-			}
+			wantWritesDenied(t, s, r, 1)
 		})
-	}
-}
-
-// configure merges extra into the session's opencode.json.
-func (s *ocSession) configure(extra map[string]any) {
-	s.t.Helper()
-	path := filepath.Join(s.config, "opencode.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(b, &c); err != nil {
-		s.t.Fatal(err)
-	}
-	for k, v := range extra {
-		c[k] = v
-	}
-	b, _ = json.MarshalIndent(c, "", "  ")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		s.t.Fatal(err)
 	}
 }
 
@@ -702,34 +691,10 @@ func TestOpenCodePackagedLoop(t *testing.T) {
 	if strings.Contains(calc, rogue.New) {
 		t.Error("the orchestrator's edit reached calc.go")
 	}
-	for _, f := range []string{"rogue.txt", "rogue-patch.txt", "f.txt"} {
-		if r.exists(f) {
-			t.Errorf("the witness created %s", f)
-		}
-	}
 	// The denials reached the models: OpenCode does not offer the witness
 	// the edit tools (the packaged agent's permission), whetstone denies
 	// its write-shaped bash and the orchestrator's edit.
-	results := toolResults(s.agentCalls("witness"), "invalid", "write", "edit", "apply_patch", "bash")
-	if len(results) != 8 {
-		t.Errorf("the witness's 4 writes in each of 2 iterations got %d results: %v", len(results), results)
-	}
-	for call, res := range results {
-		refused := strings.Contains(res, "Model tried to call unavailable tool")
-		denied := strings.Contains(res, "whetstone run") && strings.Contains(res, "whetstone-witness is read-only")
-		if !refused && !denied || strings.HasPrefix(call, "bash ") && !denied {
-			t.Errorf("the witness's %s was let through: %q", call, res)
-		}
-	}
-	edits := toolResults(s.rootCalls(), "edit", "apply_patch")
-	if len(edits) != 1 {
-		t.Errorf("the orchestrator's edit got %d results: %v", len(edits), edits)
-	}
-	for call, res := range edits {
-		if !strings.Contains(res, "only whetstone-fixer may change files") {
-			t.Errorf("the orchestrator's %s was not denied by whetstone: %q", call, res)
-		}
-	}
+	wantWritesDenied(t, s, r, 2)
 	if r.exists(".opencode") || r.exists("opencode.json") {
 		t.Error("the project gained OpenCode files")
 	}

@@ -440,12 +440,6 @@ func pickRun(a *app.App, id string, onlyActive bool) (app.Project, *loop.Run, er
 	return proj, runs[len(runs)-1], nil
 }
 
-// marshalRun prints a run's state as indented JSON.
-func marshalRun(r *loop.Run) []byte {
-	data, _ := json.MarshalIndent(r, "", "  ") // a Run holds only plain data
-	return append(data, '\n')
-}
-
 // maxValidate caps a file given to whetstone validate.
 const maxValidate = 16 << 20
 

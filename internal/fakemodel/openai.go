@@ -105,20 +105,9 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, body []byte, r
 		fmt.Fprintf(w, `{"error":{"type":"invalid_request_error","message":%q}}`, err.Error())
 		return
 	}
-	reply := s.run(req, rec)
-	for i := range reply.Content {
-		if reply.Content[i].Type == "tool_use" && reply.Content[i].ID == "" {
-			reply.Content[i].ID = "call_" + digest(body, i)
-		}
-	}
-	rec.Reply = reply.Content
-	if reply.Delay > 0 {
-		select {
-		case <-time.After(reply.Delay):
-		case <-ctx.Done():
-			rec.Error = "client went away during delay"
-			return
-		}
+	reply, ok := s.answer(ctx, req, body, rec, "call_")
+	if !ok {
+		return
 	}
 	if !req.Stream {
 		w.Header().Set("content-type", "application/json")

@@ -207,16 +207,9 @@ func (s *Server) messages(ctx context.Context, w http.ResponseWriter, body []byt
 		fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":%q}}`, err.Error())
 		return
 	}
-	reply := s.run(req, rec)
-	assignIDs(reply.Content, body)
-	rec.Reply = reply.Content
-	if reply.Delay > 0 {
-		select {
-		case <-time.After(reply.Delay):
-		case <-ctx.Done():
-			rec.Error = "client went away during delay"
-			return
-		}
+	reply, ok := s.answer(ctx, req, body, rec, "toolu_")
+	if !ok {
+		return
 	}
 	if !req.Stream {
 		w.Header().Set("content-type", "application/json")
@@ -245,15 +238,28 @@ func (s *Server) run(req *Request, rec *Record) (reply Reply) {
 	return reply
 }
 
-// assignIDs gives every tool_use block an id derived from the request body
-// and its index: unique within a session (each request of a conversation has
-// a different body), and the same when the client retries.
-func assignIDs(blocks []Block, body []byte) {
-	for i := range blocks {
-		if blocks[i].Type == "tool_use" && blocks[i].ID == "" {
-			blocks[i].ID = "toolu_" + digest(body, i)
+// answer runs the script for either API, records the reply and waits out
+// its delay; false when the client went away meanwhile. Every tool_use
+// block gets an id (prefix, then a digest of the request body and its
+// index): unique within a session (each request of a conversation has a
+// different body), and the same when the client retries.
+func (s *Server) answer(ctx context.Context, req *Request, body []byte, rec *Record, prefix string) (Reply, bool) {
+	reply := s.run(req, rec)
+	for i := range reply.Content {
+		if reply.Content[i].Type == "tool_use" && reply.Content[i].ID == "" {
+			reply.Content[i].ID = prefix + digest(body, i)
 		}
 	}
+	rec.Reply = reply.Content
+	if reply.Delay > 0 {
+		select {
+		case <-time.After(reply.Delay):
+		case <-ctx.Done():
+			rec.Error = "client went away during delay"
+			return reply, false
+		}
+	}
+	return reply, true
 }
 
 func messageID(body []byte) string { return "msg_" + digest(body, -1) }

@@ -157,13 +157,19 @@ func claim(c *Claim) string {
 	return s
 }
 
-func (r *Report) blocking(b *strings.Builder) {
+// with lists the report's findings of one disposition, in report order.
+func (r *Report) with(disposition string) []Finding {
 	var list []Finding
 	for _, f := range r.Findings {
-		if f.Disposition == Blocking {
+		if f.Disposition == disposition {
 			list = append(list, f)
 		}
 	}
+	return list
+}
+
+func (r *Report) blocking(b *strings.Builder) {
+	list := r.with(Blocking)
 	if len(list) == 0 {
 		b.WriteString("## Blocking findings (0)\n\nNothing blocks this change.\n\n")
 		return
@@ -203,12 +209,7 @@ func (r *Report) blocking(b *strings.Builder) {
 }
 
 func (r *Report) fixed(b *strings.Builder) {
-	var list []Finding
-	for _, f := range r.Findings {
-		if f.Disposition == Fixed {
-			list = append(list, f)
-		}
-	}
+	list := r.with(Fixed)
 	if len(list) == 0 {
 		return
 	}
@@ -248,10 +249,7 @@ func (r *Report) notBlocking(b *strings.Builder) {
 			continue
 		}
 		fmt.Fprintf(b, "### %s (%d)\n\n", s.title, n)
-		for _, f := range r.Findings {
-			if f.Disposition != s.key {
-				continue
-			}
+		for _, f := range r.with(s.key) {
 			fmt.Fprintf(b, "- **%s** · %s · confidence %d · %s · %s — raised by %s (%s)\n", review.InlineMD(f.ID), review.InlineMD(f.Severity), f.Confidence,
 				review.CodeMD(location(f)), review.InlineMD(f.Title), names(f.Reviewers), iterations(f))
 			fmt.Fprintf(b, "  - Why it does not block: %s\n", review.EscapeMD(f.Reason))
