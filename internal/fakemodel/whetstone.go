@@ -179,9 +179,32 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 		return Call(req.edit(*w.RogueEdit))
 	}
 	if finished(latest) {
-		return Say("The whetstone review is over; see the summary above.")
+		return Say(summaryOf(latest))
 	}
 	return Say("Waiting for the whetstone agents to finish.")
+}
+
+// summaryOf is the run's summary whetstone handed the orchestrator (from
+// "whetstone run … DONE|STOPPED" to its "Report: " line), which the
+// orchestrator tells the user, as commands/review.md asks: under
+// `opencode run` that final message is all the user sees of it.
+func summaryOf(text string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		at := strings.Index(lines[i], "whetstone run ")
+		if at < 0 || !finished(lines[i]+" ") {
+			continue
+		}
+		out := []string{lines[i][at:]}
+		for _, l := range lines[i+1:] {
+			out = append(out, l)
+			if strings.HasPrefix(l, "Report: ") {
+				break
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	return "The whetstone review is over."
 }
 
 func finished(text string) bool {
