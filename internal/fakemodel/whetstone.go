@@ -188,14 +188,16 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 // "whetstone run … DONE|STOPPED" to its "Report: " line), which the
 // orchestrator tells the user, as commands/review.md asks: under
 // `opencode run` that final message is all the user sees of it.
+var summaryStart = regexp.MustCompile(`whetstone run \S+ (DONE|STOPPED) `)
+
 func summaryOf(text string) string {
 	lines := strings.Split(text, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		at := strings.Index(lines[i], "whetstone run ")
-		if at < 0 || !finished(lines[i]+" ") {
+		at := summaryStart.FindStringIndex(lines[i])
+		if at == nil {
 			continue
 		}
-		out := []string{lines[i][at:]}
+		out := []string{lines[i][at[0]:]}
 		for _, l := range lines[i+1:] {
 			out = append(out, l)
 			if strings.HasPrefix(l, "Report: ") {
