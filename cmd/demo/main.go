@@ -5,6 +5,14 @@
 // prints the loop's progress as Claude Code streams it. It exits non-zero
 // unless the run ends DONE. `make demo` builds the hook binary, installs the
 // pinned Claude Code and runs it with WHETSTONE_CLAUDE set.
+//
+// The client runs under a throwaway HOME, but whetstone's signing key (the
+// one that seals .whetstone/, not an API key) is the user's own when they
+// have one, only read, so that a plain `bin/whetstone status`, `stats` or
+// `report` works in the demo's project afterwards. A user without a key
+// gets none created by the demo: the run is sealed with a key in the
+// demo's directory, and the demo prints the commands with
+// WHETSTONE_STATE_DIR set to it.
 package main
 
 import (
@@ -25,6 +33,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/fakemodel"
+	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -104,6 +113,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 // demo is one prepared demo: a temp dir holding the project, HOME and logs.
 type demo struct {
 	tmp, project, home, plugin string
+	keyDir                     string // WHETSTONE_STATE_DIR of the hooks
+	ownKey                     bool   // keyDir is the demo's, not the user's
 }
 
 func prepare(plugin, src string) (*demo, error) {
@@ -125,6 +136,7 @@ func prepare(plugin, src string) (*demo, error) {
 		tmp = t
 	}
 	d := &demo{tmp: tmp, project: filepath.Join(tmp, "project"), home: filepath.Join(tmp, "home"), plugin: plugin}
+	d.keyDir, d.ownKey = keyDir(d.home)
 	for _, dir := range []string{d.home, filepath.Join(tmp, "tmp")} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
@@ -191,7 +203,8 @@ func (d *demo) run(ctx context.Context, claude string, out io.Writer) error {
 		"--permission-mode", "bypassPermissions", "--max-turns", "60",
 		"--debug-file", filepath.Join(d.tmp, "claude-debug.log"))
 	cmd.Dir = d.project
-	cmd.Env = append(cleanEnv(), "HOME="+d.home, "TMPDIR="+filepath.Join(d.tmp, "tmp"), "ANTHROPIC_BASE_URL="+model.URL, "ANTHROPIC_API_KEY=sk-demo", "IS_SANDBOX=1")
+	cmd.Env = append(cleanEnv(), "HOME="+d.home, "TMPDIR="+filepath.Join(d.tmp, "tmp"), "WHETSTONE_STATE_DIR="+d.keyDir,
+		"ANTHROPIC_BASE_URL="+model.URL, "ANTHROPIC_API_KEY=sk-demo", "IS_SANDBOX=1")
 	stderrLog, err := os.Create(filepath.Join(d.tmp, "claude-stderr.log"))
 	if err != nil {
 		return err
@@ -250,14 +263,39 @@ func (d *demo) conclude(out io.Writer) error {
 		return err
 	}
 	report := filepath.Join(filepath.Dir(states[0]), "report.md")
+	whetstone := filepath.Join(d.plugin, "bin", "whetstone")
+	if d.ownKey {
+		whetstone = "WHETSTONE_STATE_DIR=" + d.keyDir + " " + whetstone
+	}
 	fmt.Fprintln(out)
-	fmt.Fprintf(out, "verdict  %s (run %s, %s after %s)\n", st.Verdict, st.ID, strings.ToUpper(st.Phase), plural(st.Iteration, "iteration"))
+	fmt.Fprintf(out, "verdict  %s (run %s, %s after %s)\n", cmp.Or(st.Verdict, "—"), st.ID, strings.ToUpper(st.Phase), plural(st.Iteration, "iteration"))
 	fmt.Fprintf(out, "report   %s\n", report)
 	fmt.Fprintf(out, "diff     git -C %s diff\n", d.project)
+	if d.ownKey {
+		fmt.Fprintf(out, "key      the run is sealed with the demo's own key in %s (you have no whetstone key yet; the demo made none for you)\n", d.keyDir)
+	} else {
+		fmt.Fprintf(out, "key      the run is sealed with your whetstone key in %s (only read)\n", d.keyDir)
+	}
+	fmt.Fprintf(out, "status   cd %s && %s status   (also: stats, report)\n", d.project, whetstone)
 	if st.Phase != "done" {
 		return fmt.Errorf("the run ended %s (%s), not DONE", st.Phase, st.StopReason)
 	}
 	return nil
+}
+
+// keyDir is where the demo's hooks find whetstone's key: the user's own
+// key directory when a key is already there and reads as a key (it is only
+// read), else a directory under the demo's HOME, so the demo never creates
+// a key for the user.
+func keyDir(home string) (dir string, own bool) {
+	if path, err := state.KeyPath(os.Getenv); err == nil {
+		if _, err := os.Lstat(path); err == nil {
+			if _, err := state.LoadKey(path); err == nil {
+				return filepath.Dir(path), false
+			}
+		}
+	}
+	return filepath.Join(home, ".local", "state", "whetstone"), true
 }
 
 func cleanEnv() []string {
@@ -391,8 +429,9 @@ func (p *progress) handle(ev event) {
 			p.finished(call, ev.ToolUseID, ev.Status)
 		}
 	case ev.Type == "system" && (ev.Subtype == "informational" || ev.Subtype == "notification"):
+		// Claude Code prefixes every line of a Stop hook's message.
 		if msg, ok := strings.CutPrefix(ev.Content, "Stop says: "); ok {
-			p.printf("%s", msg)
+			p.printf("%s", strings.ReplaceAll(msg, "\nStop says: ", "\n"))
 		}
 	}
 }

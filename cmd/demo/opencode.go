@@ -41,7 +41,7 @@ func (d *demo) runOpenCode(ctx context.Context, opencode string, out io.Writer) 
 		return err
 	}
 	defer model.Close()
-	env := append(cleanEnv(), "HOME="+d.home, "TMPDIR="+filepath.Join(d.tmp, "tmp"),
+	env := append(cleanEnv(), "HOME="+d.home, "TMPDIR="+filepath.Join(d.tmp, "tmp"), "WHETSTONE_STATE_DIR="+d.keyDir,
 		"XDG_CONFIG_HOME="+filepath.Join(d.home, ".config"), "XDG_DATA_HOME="+filepath.Join(d.home, ".local", "share"),
 		"XDG_CACHE_HOME="+filepath.Join(d.home, ".cache"), "XDG_STATE_HOME="+filepath.Join(d.home, ".local", "state"),
 		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",

@@ -20,6 +20,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
+	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
 // Check is one line of `whetstone doctor`.
@@ -48,7 +49,7 @@ func (a *App) Doctor(dir string) []Check {
 	root := pluginRoot(a.Getenv)
 	checks := []Check{versionCheck(root), pluginCheck(root), goCheck(root)}
 	checks = append(checks, clientChecks()...)
-	checks = append(checks, a.sandboxCheck(), a.keyCheck(), writeCheck(FindRoot(dir)), gitCheck(dir))
+	checks = append(checks, a.sandboxCheck(), a.keyCheck(FindRoot(dir)), writeCheck(FindRoot(dir)), gitCheck(dir))
 	return checks
 }
 
@@ -308,13 +309,26 @@ func (a *App) sandboxCheck() Check {
 	return c
 }
 
-func (a *App) keyCheck() Check {
-	var proj Project
+// keyCheck checks whetstone's own signing key, the one that seals the
+// state under .whetstone/ (not an API key): it can be read or created, and
+// it verifies the project's latest run, when there is one. A run sealed
+// under another HOME or WHETSTONE_STATE_DIR (`make demo` makes one) reads
+// as changed outside whetstone, and this says which key was used instead.
+func (a *App) keyCheck(root string) Check {
+	proj := Project{Root: root}
 	if err := a.keyed(&proj); err != nil {
-		return Check{Name: "key", Level: Fail, Detail: err.Error(),
+		return Check{Name: "key", Level: Fail, Detail: "whetstone's signing key for its state files (not an API key): " + err.Error(),
 			Fix: "make the key's directory yours and private (chmod 700), or set WHETSTONE_STATE_DIR to one that is"}
 	}
-	return Check{Name: "key", Level: OK, Detail: proj.keyPath}
+	c := Check{Name: "key", Level: OK, Detail: "whetstone's signing key for its state files (not an API key): " + proj.keyPath}
+	if id := proj.Latest(); id != "" {
+		if _, err := proj.Load(id); errors.Is(err, state.ErrTampered) {
+			c.Level = Warn
+			c.Detail = fmt.Sprintf("whetstone's signing key %s (not an API key) does not verify this project's latest run %s: it was sealed with another key or changed since", proj.keyPath, id)
+			c.Fix = "read it with the environment that made it (WHETSTONE_STATE_DIR, HOME or XDG_STATE_HOME; the demo prints its command), or start a new run"
+		}
+	}
+	return c
 }
 
 // writeCheck makes sure whetstone can write .whetstone/ in the project:

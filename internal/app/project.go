@@ -267,6 +267,11 @@ func (p Project) Load(id string) (*loop.Run, error) {
 		if v := p.version(id); v > loop.Version {
 			return nil, fmt.Errorf("run %s: %w (version %d; this binary reads version %d): upgrade whetstone", id, loop.ErrNewerVersion, v, loop.Version)
 		}
+		if errors.Is(err, state.ErrTampered) && p.keyPath != "" {
+			// The usual innocent cause: a run made under another HOME or
+			// WHETSTONE_STATE_DIR, such as make demo's, read with this key.
+			return nil, fmt.Errorf("read state of run %s: %w; or it was sealed with another key than %s (another HOME, XDG_STATE_HOME or WHETSTONE_STATE_DIR)", id, err, p.keyPath)
+		}
 		return nil, fmt.Errorf("read state of run %s: %w", id, err)
 	}
 	r, err := loop.Decode(data)

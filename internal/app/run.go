@@ -53,7 +53,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 		return refuse(err)
 	}
 	if r := a.resumable(proj, p.SessionID); r != nil && !args.Restart {
-		return resuming(r, clientOf(p)), nil
+		return resuming(r, args, clientOf(p)), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
 	defer cancel()
@@ -82,7 +82,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 			case errors.Is(err, loop.ErrNewerVersion):
 				return nil, err
 			case err == nil && r.Active() && !args.Restart:
-				resp = resuming(r, clientOf(p))
+				resp = resuming(r, args, clientOf(p))
 				return nil, nil
 			case err == nil && r.Active():
 				if _, err := a.Update(proj, id, func(r *loop.Run) error {
@@ -116,8 +116,52 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	return resp, nil
 }
 
-func resuming(r *loop.Run, c loop.Client) *hook.Response {
-	return hook.Context("UserPromptSubmit", "Resuming the whetstone run already active in this session (use --restart for a new one).\n"+r.Instructions(c))
+// resuming answers a /whetstone:review that resumes the session's active
+// run. A flag that cannot apply to it is named, with how to get a run
+// that has it, so the user does not believe a deep review ran.
+func resuming(r *loop.Run, args config.Args, c loop.Client) *hook.Response {
+	ignored := ignoredArgs(r, args)
+	if len(ignored) == 0 {
+		return hook.Context("UserPromptSubmit", "Resuming the whetstone run already active in this session (use --restart for a new one).\n"+r.Instructions(c))
+	}
+	return hook.Context("UserPromptSubmit", fmt.Sprintf("Resumed whetstone run %s, already active in this session. Tell the user: %s; use --restart to start a new run with %s.\n%s",
+		r.ID, strings.Join(ignored, "; "), map[bool]string{true: "it", false: "them"}[len(ignored) == 1], r.Instructions(c)))
+}
+
+// ignoredArgs names the flags and scope words of a /whetstone:review that
+// a resumed run cannot take: its depth, iteration limit and reviewers were
+// fixed when it started, and it keeps reviewing the change it started with.
+func ignoredArgs(r *loop.Run, a config.Args) []string {
+	var out []string
+	s := r.Settings
+	if a.Depth != "" && a.Depth != s.Depth {
+		out = append(out, fmt.Sprintf("--depth %s was ignored (the run's depth is %s)", a.Depth, s.Depth))
+	}
+	if a.MaxIterations != 0 && a.MaxIterations != s.MaxIterations {
+		out = append(out, fmt.Sprintf("--max-iterations %d was ignored (the run's limit is %d)", a.MaxIterations, s.MaxIterations))
+	}
+	if len(a.Reviewers) > 0 && !sameSet(a.Reviewers, r.Roster) {
+		out = append(out, fmt.Sprintf("--reviewers %s was ignored (the run's reviewers are %s)", strings.Join(a.Reviewers, ","), strings.Join(r.Roster, ", ")))
+	}
+	var scopeWords []string
+	for _, f := range []struct {
+		set  bool
+		word string
+	}{{a.Since != "", "--since " + a.Since}, {a.Staged, "--staged"}, {a.Uncommitted, "--uncommitted"}, {a.LastCommit, "--last-commit"}, {a.Force, "--force"}} {
+		if f.set {
+			scopeWords = append(scopeWords, f.word)
+		}
+	}
+	scopeWords = append(scopeWords, a.Paths...)
+	if len(scopeWords) > 0 {
+		what := review.CleanLine(strings.Join(scopeWords, " "))
+		out = append(out, fmt.Sprintf("%s %s ignored (a resumed run keeps reviewing the change it started with)", what, map[bool]string{true: "was", false: "were"}[len(scopeWords) == 1]))
+	}
+	return out
+}
+
+func sameSet(a, b []string) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
 }
 
 // resumable returns the session's active run, read without the lock, or nil.

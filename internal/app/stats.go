@@ -26,6 +26,7 @@ type Stats struct {
 	Runs        int             `json:"runs"`
 	Active      int             `json:"active"`
 	Verdicts    map[string]int  `json:"verdicts"`     // finished runs by verdict
+	NoVerdict   int             `json:"no_verdict"`   // finished runs without one: aborted or ended by an error
 	StopReasons map[string]int  `json:"stop_reasons"` // finished runs by how they ended: converged or a stop reason
 	Converge    Converge        `json:"rounds_to_converge"`
 	Findings    int             `json:"findings"`
@@ -137,7 +138,11 @@ func (a *App) Stats(proj Project, since time.Time) (Stats, []error, error) {
 		if r.Active() {
 			st.Active++
 		} else {
-			st.Verdicts[r.Verdict]++
+			if r.Verdict == "" {
+				st.NoVerdict++
+			} else {
+				st.Verdicts[r.Verdict]++
+			}
 			how := r.StopReason
 			if r.Phase == loop.Done {
 				how = "converged"
@@ -245,6 +250,10 @@ func (s Stats) Text(colour bool) string {
 			if s.Verdicts[v] > 0 {
 				rows = append(rows, row{p.verdict(v), len(v), s.Verdicts[v]})
 			}
+		}
+		if s.NoVerdict > 0 {
+			const none = loop.NoVerdict + " (aborted or error)"
+			rows = append(rows, row{none, len([]rune(none)), s.NoVerdict})
 		}
 		chart(&b, rows)
 		b.WriteString("\nHow they ended\n")

@@ -202,6 +202,8 @@ func (p painter) yellow(s string) string {
 
 func (p painter) verdict(v string) string {
 	switch v {
+	case "":
+		return loop.NoVerdict // an aborted or failed run has none
 	case review.Approve, review.ApproveWithNotes:
 		return p.green(v)
 	case review.RequestChanges:

@@ -255,8 +255,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 						return err
 					}
 					if c.Bool("exit-code") && rep.Blocks() {
-						if rep.Verdict == "" {
+						switch {
+						case rep.Verdict == "" && rep.State == runreport.InProgress:
 							return exitError{1, fmt.Errorf("run %s is still in progress: no verdict yet", rep.RunID)}
+						case rep.Verdict == "":
+							return exitError{1, fmt.Errorf("run %s stopped (%s) with no verdict: nothing approved the change", rep.RunID, rep.StopReason)}
 						}
 						return exitError{1, fmt.Errorf("run %s: %s", rep.RunID, rep.Verdict)}
 					}

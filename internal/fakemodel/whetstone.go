@@ -211,7 +211,7 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 		return Call(req.edit(*w.RogueEdit))
 	}
 	if finished(latest) {
-		return Say("The whetstone review is over.\n" + relay(latest))
+		return Say(summaryOf(latest))
 	}
 	return Say("Waiting for the whetstone agents to finish.")
 }
@@ -230,31 +230,29 @@ func (w Whetstone) skillCall(req *Request) (Block, bool) {
 	return ToolUse("Skill", map[string]any{"skill": "whetstone:review"}), req.HasTool("Skill")
 }
 
-// relay is the orchestrator's report of a finished run to the user: the
-// summary whetstone gave it, from its first line ("whetstone run … DONE
-// …") to the report's path.
-func relay(text string) string {
-	i := strings.Index(text, "whetstone run ")
-	for i >= 0 && !finished(firstLine(text[i:])) {
-		j := strings.Index(text[i+1:], "whetstone run ")
-		if j < 0 {
-			return ""
-		}
-		i += 1 + j
-	}
-	if i < 0 {
-		return ""
-	}
-	summary := text[i:]
-	if end := strings.Index(summary, "/report.md"); end >= 0 {
-		summary = summary[:end+len("/report.md")]
-	}
-	return summary
-}
+// summaryOf is the run's summary whetstone handed the orchestrator (from
+// "whetstone run … DONE|STOPPED" to its "Report: " line), which the
+// orchestrator tells the user, as commands/review.md asks: under
+// `opencode run` that final message is all the user sees of it.
+var summaryStart = regexp.MustCompile(`whetstone run \S+ (DONE|STOPPED) `)
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
+func summaryOf(text string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		at := summaryStart.FindStringIndex(lines[i])
+		if at == nil {
+			continue
+		}
+		out := []string{lines[i][at[0]:]}
+		for _, l := range lines[i+1:] {
+			out = append(out, l)
+			if strings.HasPrefix(l, "Report: ") {
+				break
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	return "The whetstone review is over."
 }
 
 func finished(text string) bool {

@@ -214,3 +214,14 @@ func TestFixerAndValidator(t *testing.T) {
 		t.Errorf("validation report = %v", got)
 	}
 }
+
+// TestSummaryOfIsTheRunsSummary: the orchestrator's last message is the
+// summary whetstone handed it, from its first line to the report's path,
+// whatever wraps it (OpenCode's task result), so `opencode run` ends with it.
+func TestSummaryOfIsTheRunsSummary(t *testing.T) {
+	text := "<task_result>\nclean\n</task_result>\n\nThe whetstone run is over. whetstone run 1a2b-1 DONE after 2 iterations: APPROVE.\nFindings: 3 raised in 2 review rounds; none open.\nTime: 30s; tokens: 75.\nReport: .whetstone/runs/1a2b-1/report.md\n</task_result>"
+	want := "whetstone run 1a2b-1 DONE after 2 iterations: APPROVE.\nFindings: 3 raised in 2 review rounds; none open.\nTime: 30s; tokens: 75.\nReport: .whetstone/runs/1a2b-1/report.md"
+	if got := summaryOf(text); got != want {
+		t.Errorf("summaryOf = %q, want %q", got, want)
+	}
+}

@@ -177,7 +177,7 @@ func (r *Run) Summary() string {
 	if r.Phase == Done {
 		fmt.Fprintf(&b, "DONE after %s: %s.\n", review.Plural(r.Iteration, "iteration"), r.Verdict)
 	} else {
-		fmt.Fprintf(&b, "STOPPED (%s) at iteration %d: %s.\n", r.StopReason, r.Iteration, r.Verdict)
+		fmt.Fprintf(&b, "STOPPED (%s) at iteration %d: %s.\n", r.StopReason, r.Iteration, r.VerdictText())
 		if r.Error != "" {
 			fmt.Fprintf(&b, "Error: %s.\n", strings.TrimSuffix(review.CleanLine(r.Error), "."))
 		}

@@ -432,3 +432,30 @@ func TestDispatchOnlyWithTheIssuedPrompt(t *testing.T) {
 		t.Errorf("a dispatch line is %d bytes, want at most 300: %s", len(line), line)
 	}
 }
+
+// TestAbortedAndErroredRunsHaveNoVerdict: a run aborted before any review,
+// or one that fails with blocking findings open, has no verdict of its own;
+// its summary shows "—", never REQUEST_CHANGES. A run stopped by a rule
+// keeps the verdict of its open findings.
+func TestAbortedAndErroredRunsHaveNoVerdict(t *testing.T) {
+	aborted := New("r-1", "s", settings("standard"), []string{"critic"}, t0)
+	aborted.Apply(&Event{Kind: Abort, Now: t0, Detail: "aborted from the command line"})
+	failed := New("r-2", "s", settings("standard"), []string{"critic"}, t0)
+	reviewed(failed, t0, bug("wrong sum"))
+	failed.Apply(&Event{Kind: Fail, Now: t0, Detail: "state.json changed outside whetstone"})
+	for _, r := range []*Run{aborted, failed} {
+		if r.Phase != Stopped || r.Verdict != "" || r.VerdictText() != NoVerdict {
+			t.Errorf("run %s: %s (%s) verdict %q; want stopped with no verdict", r.ID, r.Phase, r.StopReason, r.Verdict)
+		}
+		if first, _, _ := strings.Cut(r.Summary(), "\n"); !strings.HasSuffix(first, ": —.") {
+			t.Errorf("run %s: summary %q does not end in \": —.\"", r.ID, first)
+		}
+	}
+	s := settings("standard")
+	s.MaxIterations = 1
+	stopped := New("r-3", "s", s, []string{"critic"}, t0)
+	reviewed(stopped, t0, bug("wrong sum"))
+	if stopped.StopReason != MaxIterations || stopped.Verdict != review.RequestChanges {
+		t.Errorf("stopped by a rule: %s %q, want max_iterations REQUEST_CHANGES", stopped.StopReason, stopped.Verdict)
+	}
+}

@@ -226,6 +226,9 @@ func Decode(data []byte) (*Run, error) {
 	if r.Agents == nil {
 		r.Agents = map[string]*Agent{}
 	}
+	if r.Phase == Stopped && (r.StopReason == Aborted || r.StopReason == Error) {
+		r.Verdict = "" // earlier builds stored REQUEST_CHANGES for such runs; they have no verdict
+	}
 	return &r, nil
 }
 
@@ -260,13 +263,15 @@ func (r *Run) enter(p Phase, iteration int, now time.Time, note string) {
 	r.History = append(r.History, Step{At: now, Iteration: iteration, Phase: p, Note: note})
 }
 
-// Stop ends the run for a reason and computes its final verdict.
+// Stop ends the run for a reason and computes its final verdict. A run
+// aborted or ended by an error has no verdict of its own (VerdictText
+// shows "—"): nobody judged the change to the end, and counting it as
+// REQUEST_CHANGES would say reviewers asked for changes they never saw.
 func (r *Run) Stop(reason, detail string, now time.Time) {
 	r.StopReason = reason
-	r.Verdict = r.verdict()
-	if reason == Error && (r.Verdict == review.Approve || r.Verdict == review.ApproveWithNotes) {
-		// A run that failed is never approved, whatever it had found.
-		r.Verdict = review.RequestChanges
+	r.Verdict = ""
+	if reason != Aborted && reason != Error {
+		r.Verdict = r.verdict()
 	}
 	// The step's phase says "stopped"; its note says why, once.
 	note := reason
@@ -282,6 +287,18 @@ func (r *Run) Stop(reason, detail string, now time.Time) {
 func (r *Run) finish(now time.Time) {
 	r.Verdict = r.verdict()
 	r.enter(Done, r.Iteration, now, "converged: "+r.Verdict)
+}
+
+// NoVerdict is how a finished run without a verdict (aborted, error) is
+// shown in summaries, status, reports and stats.
+const NoVerdict = "—"
+
+// VerdictText is the run's verdict in words: NoVerdict when it has none.
+func (r *Run) VerdictText() string {
+	if r.Verdict == "" {
+		return NoVerdict
+	}
+	return r.Verdict
 }
 
 // Expects reports whether the current phase waits for the named agent.

@@ -247,7 +247,8 @@ func summary(r *Report) []string {
 	case Done:
 		lines = append(lines, fmt.Sprintf("%s: converged after %s.", r.Verdict, review.Plural(r.Iterations, "iteration")))
 	default:
-		lines = append(lines, fmt.Sprintf("%s: stopped (%s) at iteration %d.", r.Verdict, r.StopReason, r.Iterations))
+		verdict := cmp.Or(r.Verdict, "No verdict") // aborted or ended by an error
+		lines = append(lines, fmt.Sprintf("%s: stopped (%s) at iteration %d.", verdict, r.StopReason, r.Iterations))
 	}
 	what := r.Scope.Description
 	if what == "" {

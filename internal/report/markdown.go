@@ -30,7 +30,7 @@ func (r *Report) Markdown() string {
 	if r.State == InProgress {
 		fmt.Fprintf(&b, "**In progress** — iteration %d, %s phase; no verdict yet.\n\n", r.Iterations, word(r.Phase))
 	} else {
-		fmt.Fprintf(&b, "**Verdict: %s**\n\n", word(r.Verdict))
+		fmt.Fprintf(&b, "**Verdict: %s**\n\n", cell(r.Verdict)) // — for an aborted or failed run
 	}
 	for _, line := range r.Summary {
 		fmt.Fprintf(&b, "- %s\n", review.EscapeMD(line))

@@ -174,7 +174,8 @@ type Step struct {
 
 // Blocks reports whether a verdict fails a CI job (whetstone report
 // --exit-code): REQUEST_CHANGES and BLOCK do, and so does a run with no
-// verdict yet.
+// verdict: one in progress, aborted or ended by an error (nothing approved
+// the change).
 func (r *Report) Blocks() bool {
 	return r.Verdict != review.Approve && r.Verdict != review.ApproveWithNotes
 }

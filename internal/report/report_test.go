@@ -154,6 +154,9 @@ func validReport(t *testing.T, data []byte) {
 func TestValidateJSONAgreesWithTheSchema(t *testing.T) {
 	good := string(hostileReport(t).JSON())
 	validReport(t, []byte(good))
+	// An aborted or failed run has no verdict, and is valid without one.
+	aborted := strings.Replace(strings.Replace(good, `"verdict": "REQUEST_CHANGES",`, ``, 1), `"stop_reason": "max_iterations"`, `"stop_reason": "aborted"`, 1)
+	validReport(t, []byte(aborted))
 	tests := []struct{ name, from, to, want string }{
 		{"unknown field", `"schema": "whetstone.report/v1",`, `"schema": "whetstone.report/v1", "extra": 1,`, `unknown field "extra"`},
 		{"wrong schema", `"whetstone.report/v1"`, `"whetstone.report/v2"`, "$.schema"},
@@ -168,6 +171,7 @@ func TestValidateJSONAgreesWithTheSchema(t *testing.T) {
 		{"confidence over 100", `"confidence": 70`, `"confidence": 170`, "$.findings[0].confidence"},
 		{"line 0", `"line": 1,`, `"line": 0,`, "$.findings[0].line"},
 		{"stopped without a reason", `"stop_reason": "max_iterations",`, ``, "$.stop_reason"},
+		{"aborted with a verdict", `"stop_reason": "max_iterations"`, `"stop_reason": "aborted"`, "$.verdict"},
 		{"not JSON", `{`, `[`, "JSON"},
 	}
 	for _, tt := range tests {

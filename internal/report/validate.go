@@ -52,6 +52,13 @@ func ValidateJSON(data []byte) error {
 	switch {
 	case r.State == InProgress && (r.Verdict != "" || !r.Finished.IsZero()):
 		bad("$", "a report of a run in progress has no verdict and no finished time")
+	case r.State == Stopped && (r.StopReason == "aborted" || r.StopReason == "error"):
+		if r.Verdict != "" {
+			bad("$.verdict", "an aborted or failed run has no verdict (got %q)", r.Verdict)
+		}
+		if r.Finished.IsZero() {
+			bad("$", "missing property \"finished\"")
+		}
 	case r.State != InProgress && r.State != "":
 		oneOf("$.verdict", r.Verdict, verdicts...)
 		if r.Finished.IsZero() {
@@ -188,8 +195,11 @@ func ValidateFile(data []byte) (summary string, ok bool, err error) {
 		return "", true, fmt.Errorf("not a valid %s (%s):\n%w", kind, Schema, err)
 	}
 	verdict := r.Verdict
-	if verdict == "" {
+	switch {
+	case verdict == "" && r.State == InProgress:
 		verdict = "no verdict yet"
+	case verdict == "":
+		verdict = "stopped (" + r.StopReason + ") with no verdict"
 	}
 	return fmt.Sprintf("valid %s (%s): run %s, %s, %s", kind, Schema, r.RunID, verdict, review.Plural(len(r.Findings), "finding")), true, nil
 }
