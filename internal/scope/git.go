@@ -90,12 +90,12 @@ func (g git) command(ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// heads returns the first n bytes of each blob, read in one streaming
-// `git cat-file --batch` so a large blob costs no memory.
-func (g git) heads(ctx context.Context, blobs []string, n int) (map[string][]byte, error) {
-	out := map[string][]byte{}
+// heads calls fn with the first n bytes of each blob, read in one
+// streaming `git cat-file --batch`, so neither a large blob nor many blobs
+// cost memory.
+func (g git) heads(ctx context.Context, blobs []string, n int, fn func(blob string, head []byte)) error {
 	if len(blobs) == 0 {
-		return out, nil
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
@@ -103,10 +103,10 @@ func (g git) heads(ctx context.Context, blobs []string, n int) (map[string][]byt
 	cmd.Stdin = strings.NewReader(strings.Join(blobs, "\n") + "\n")
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("read blobs: %w", err)
+		return fmt.Errorf("read blobs: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("read blobs: %w", err)
+		return fmt.Errorf("read blobs: %w", err)
 	}
 	r := bufio.NewReader(pipe)
 	err = func() error {
@@ -130,7 +130,7 @@ func (g git) heads(ctx context.Context, blobs []string, n int) (map[string][]byt
 			if _, err := io.CopyN(io.Discard, r, size-int64(len(head))+1); err != nil {
 				return err
 			}
-			out[f[0]] = head
+			fn(f[0], head)
 		}
 		return nil
 	}()
@@ -141,9 +141,9 @@ func (g git) heads(ctx context.Context, blobs []string, n int) (map[string][]byt
 		err = werr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read blobs: %w", err)
+		return fmt.Errorf("read blobs: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // capped is a writer that keeps at most max bytes. Past that it fails, which

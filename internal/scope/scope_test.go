@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -89,7 +90,7 @@ func (r *repo) commit(msg string) {
 // index's bytes.
 func (r *repo) state() string {
 	r.t.Helper()
-	cmd := exec.Command("git", "-C", r.dir, "status", "--porcelain=v1", "-uall")
+	cmd := exec.Command("git", "-C", r.dir, "status", "--porcelain=v1", "-uall", "--ignored")
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0") // status would refresh the index
 	status, err := cmd.Output()
 	if err != nil {
@@ -243,17 +244,6 @@ func TestDetectDefaultBranch(t *testing.T) {
 			t.Errorf("files (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("upstream is the default", func(t *testing.T) {
-		r.git("update-ref", "refs/remotes/origin/main", "HEAD")
-		r.git("config", "remote.origin.url", "https://example.com/x.git")
-		r.git("config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
-		r.git("checkout", "-q", "-b", "trunk", "--track", "origin/main")
-		defer r.git("checkout", "-q", "main")
-		c, _ := r.detect(Request{})
-		if c.Mode != ModeLastCommit {
-			t.Errorf("mode %s", c.Mode)
-		}
-	})
 }
 
 func TestDetectNoDefaultBranch(t *testing.T) {
@@ -404,7 +394,7 @@ func TestDetectGates(t *testing.T) {
 		t.Errorf("tokens gate: %q", msg)
 	}
 	c, diff := r.detect(Request{Uncommitted: true, MaxFiles: 2, MaxTokens: 100, Force: true})
-	if len(c.Files) != 4 || c.DiffBytes != len(diff) || c.DiffTokens != len(diff)/4 {
+	if len(c.Files) != 4 || c.DiffBytes != len(diff) || c.DiffTokens != (len(diff)-len("# whetstone: go.sum skipped (lockfile), added\n"))/4 {
 		t.Errorf("forced: %d files, %d bytes, %d tokens, diff %d", len(c.Files), c.DiffBytes, c.DiffTokens, len(diff))
 	}
 	if _, _, err := Detect(context.Background(), r.dir, Request{Uncommitted: true, MaxFiles: 3}); err != nil {
@@ -447,7 +437,7 @@ func TestTriage(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("triage (-want +got):\n%s", d)
 	}
-	if !strings.Contains(string(diff), "# whetstone: go.sum skipped (lockfile), added, +1 -0\n") || strings.Contains(string(diff), "h1:abc") {
+	if !strings.Contains(string(diff), "# whetstone: go.sum skipped (lockfile), added\n") || strings.Contains(string(diff), "h1:abc") {
 		t.Errorf("skipped file in diff:\n%s", diff)
 	}
 	if d := cmp.Diff([]string{"gen/x_string.go", "go.sum", "schema.sql", "vendor/m/m.go", "web/app.min.js"}, c.Skipped); d != "" {
@@ -731,5 +721,55 @@ func TestSnapshotTempInsideWorkTree(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(r.dir, ".git", "whetstone-index-*")); len(left) > 0 {
 		t.Errorf("temporary index left behind: %v", left)
+	}
+}
+
+// vendoredRepo is `go mod vendor && git add vendor` beside a one-line
+// change: 4,500 vendored files staged next to one edited line.
+func vendoredRepo(t *testing.T) *repo {
+	r := newRepo(t)
+	r.write("go.mod", "module example.com/m\n\ngo 1.21\n")
+	r.write("main.go", "package main\n\nfunc main() {}\n")
+	r.commit("base")
+	body := "package dep\n\n" + lines(60, "// a vendored line of some length, as vendored code has")
+	for i := range 4500 {
+		r.write(fmt.Sprintf("vendor/github.com/example/dep%02d/pkg%03d/file_%d.go", i%45, i/45, i), body)
+	}
+	r.write("vendor/modules.txt", "# example.com/dep v1.0.0\n")
+	r.git("add", "vendor")
+	r.write("main.go", "package main\n\nfunc main() { println(1) }\n")
+	return r
+}
+
+func TestDetectVendored(t *testing.T) {
+	r := vendoredRepo(t)
+	start := time.Now()
+	c, diff := r.detect(Request{Checks: true})
+	t.Logf("4,501 files (4,500 vendored): Detect %v, diff.patch %d bytes, %d tokens", time.Since(start).Round(time.Millisecond), len(diff), c.DiffTokens)
+	if len(c.Files) != 4502 || len(c.Skipped) != 4501 {
+		t.Fatalf("%d files, %d skipped", len(c.Files), len(c.Skipped))
+	}
+	if len(diff) > 4<<10 || c.DiffTokens > 100 {
+		t.Errorf("diff.patch is %d bytes (%d tokens) for a one-line change:\n%.2000s", len(diff), c.DiffTokens, diff)
+	}
+	if !bytes.Contains(diff, []byte("+func main() { println(1) }")) || !bytes.HasSuffix(diff, []byte("# whetstone: 4481 more skipped files, listed in context.json (\"skipped\")\n")) {
+		t.Errorf("diff.patch lacks the reviewed line or the count of skipped files:\n%.3000s", diff)
+	}
+	if len(c.Specialists) != 0 {
+		t.Errorf("skipped files called in specialists: %+v", c.Specialists)
+	}
+	for _, s := range c.Signals {
+		for _, cand := range s.Candidates {
+			if strings.HasPrefix(cand.File, "vendor/") {
+				t.Errorf("%s reports a vendored file: %+v", s.Tool, cand)
+			}
+		}
+	}
+
+	// Without the one-line change, nothing is left to review.
+	r.git("checkout", "-q", "main.go")
+	msg := r.detectErr(Request{})
+	if want := "nothing to review: every changed file of uncommitted changes (staged, unstaged and untracked) against HEAD (" + r.git("rev-parse", "--short=7", "HEAD") + ") is skipped by triage (4501 vendored)"; !strings.HasPrefix(msg, want) {
+		t.Errorf("error %q, want it to start %q", msg, want)
 	}
 }
