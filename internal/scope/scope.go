@@ -121,10 +121,10 @@ type Context struct {
 	Specialists []Specialist `json:"specialists"`
 	// NotCalled are specialists a path or a line named that were not
 	// called, and why (documentation, a test, a license-only change).
-	NotCalled []Specialist `json:"specialists_not_called"`
-	Signals     []Signal     `json:"signals"`
-	DiffBytes   int          `json:"diff_bytes"`
-	DiffTokens  int          `json:"diff_tokens"`
+	NotCalled  []Specialist `json:"specialists_not_called"`
+	Signals    []Signal     `json:"signals"`
+	DiffBytes  int          `json:"diff_bytes"`
+	DiffTokens int          `json:"diff_tokens"`
 }
 
 // Error is a problem the user must act on; Msg says what is wrong and what
@@ -381,7 +381,7 @@ func defaultBranch(ctx context.Context, g git, branch string) (ref, name string,
 		return "", "", fmt.Errorf("list branches: %w", err)
 	}
 	refs := map[string]string{} // short ref name → symbolic target
-	known := map[string]bool{}   // remotes with branches
+	known := map[string]bool{}  // remotes with branches
 	for _, line := range strings.Split(out, "\n") {
 		full, sym, _ := strings.Cut(line, "\x00")
 		if full != "" {
