@@ -86,7 +86,11 @@ func (g git) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_EXTERNAL_DIFF=")
 	cmd.Env = append(cmd.Env, g.env...)
-	cmd.WaitDelay = time.Second
+	// After git exits, its output may still be in the pipe; on a loaded
+	// machine (load 80 on 2 cores) copying it took over a second, and a
+	// 1 s bound failed the snapshot. The bound is for a stray child that
+	// holds the pipe open, not for git's own output.
+	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }
 
