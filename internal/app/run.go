@@ -104,10 +104,11 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 		}
 		skipped := ""
 		if n := len(change.Skipped); n > 0 {
-			skipped = fmt.Sprintf(", %d skipped by triage", n)
+			skipped = fmt.Sprintf(", %d skipped by triage (listed, not reviewed)", n)
 		}
-		resp = hook.Context("UserPromptSubmit", fmt.Sprintf("whetstone started review run %s (depth %s, %s, %s%s): %s.\n%s",
-			r.ID, settings.Depth, review.Plural(len(r.Roster), "reviewer"), review.Plural(len(change.Files), "changed file"), skipped, change.Description, r.Instructions(clientOf(p))))
+		// The description names the range (base..head) and its commits.
+		resp = hook.Context("UserPromptSubmit", fmt.Sprintf("whetstone started review run %s (depth %s, %s): reviewing %s; %s%s.\n%s",
+			r.ID, settings.Depth, review.Plural(len(r.Roster), "reviewer"), change.Description, review.Plural(len(change.Files), "changed file"), skipped, r.Instructions(clientOf(p))))
 		return []byte(r.ID + "\n"), nil
 	})
 	if err != nil {

@@ -24,6 +24,9 @@ type change struct {
 	blob  string      // new blob name, for reading the new content
 	patch []byte      // this file's section of the unified diff
 	added []addedLine // the lines the change adds, for content signals
+	// code and license say whether a changed line (added or deleted) is
+	// code, not a comment, and whether one names a license or copyright.
+	code, license bool
 }
 
 // addedLine is one line a change adds, with its new-side line number.
@@ -32,42 +35,60 @@ type addedLine struct {
 	text string
 }
 
-// diffTrees lists and parses the changes from base to tree under pathspecs.
-func diffTrees(ctx context.Context, g git, base, tree string, pathspecs []string) ([]change, error) {
+// listChanges lists the changes from base to tree under pathspecs, without
+// their diffs (`git diff --raw`).
+func listChanges(ctx context.Context, g git, base, tree string, pathspecs []string) ([]change, error) {
 	specs := append(append([]string{"--"}, pathspecs...), excludeState)
 	raw, err := g.run(ctx, append(append([]string{"diff", "--raw", "-z", "--no-abbrev"}, diffArgs...), append([]string{base, tree}, specs...)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("list changes: %w", err)
 	}
-	entries, err := parseRaw(raw)
-	if err != nil {
-		return nil, err
-	}
-	if len(entries) == 0 {
-		return nil, nil
-	}
-	patch, err := g.run(ctx, append(append([]string{"diff"}, diffArgs...), append([]string{base, tree}, specs...)...)...)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	sections := splitPatch(patch)
-	// Both commands print the same diff queue in the same order, so the
-	// n-th section belongs to the n-th entry whatever its name looks like.
-	if len(sections) != len(entries) {
-		return nil, fmt.Errorf("diff: %d sections for %d changed files", len(sections), len(entries))
-	}
-	for i := range entries {
-		c := &entries[i]
-		c.patch = sections[i]
-		files, _, err := gitdiff.Parse(bytes.NewReader(c.patch))
-		if err != nil {
-			return nil, fmt.Errorf("parse diff of %s: %w", c.Path, err)
+	return parseRaw(raw)
+}
+
+// loadPatches reads the unified diff of every change that is not skipped
+// and fills its lines; a skipped file's diff is never produced, so 4,500
+// vendored files cost one listing, not 17 MB of patch. Sections are matched
+// to changes by name: a type change (file ↔ symlink, file ↔ submodule) is
+// two sections, a deletion and a creation, of one changed file.
+func loadPatches(ctx context.Context, g git, base, tree string, changes []change) error {
+	index := map[string]int{}
+	var specs []string
+	for i, c := range changes {
+		if c.Triage == "skip" {
+			continue
 		}
-		if len(files) == 1 {
-			fillLines(c, files[0])
+		index[c.Path] = i
+		specs = append(specs, ":(literal)"+c.Path)
+		if c.OldPath != "" {
+			specs = append(specs, ":(literal)"+c.OldPath)
 		}
 	}
-	return entries, nil
+	if len(specs) == 0 {
+		return nil
+	}
+	patch, err := g.run(ctx, append(append([]string{"diff"}, diffArgs...), append([]string{base, tree, "--"}, specs...)...)...)
+	if err != nil {
+		return fmt.Errorf("diff: %w", err)
+	}
+	for _, section := range splitPatch(patch) {
+		files, _, err := gitdiff.Parse(bytes.NewReader(section))
+		if err != nil || len(files) != 1 {
+			return fmt.Errorf("parse diff section %.100q: %v", section, err)
+		}
+		f := files[0]
+		name := f.NewName
+		if f.IsDelete {
+			name = f.OldName
+		}
+		i, ok := index[name]
+		if !ok {
+			return fmt.Errorf("diff: a section for %s, which is not in the list of changed files", name)
+		}
+		changes[i].patch = append(changes[i].patch, section...)
+		fillLines(&changes[i], f)
+	}
+	return nil
 }
 
 // parseRaw reads `git diff --raw -z` output: for each file
@@ -139,7 +160,7 @@ func splitPatch(patch []byte) [][]byte {
 // added in its place becomes a one-line hunk at the line that follows it
 // (or the file's last line, for a deletion at the end).
 func fillLines(c *change, f *gitdiff.File) {
-	c.Binary = f.IsBinary
+	c.Binary = c.Binary || f.IsBinary
 	for _, frag := range f.TextFragments {
 		line := int(frag.NewPosition)
 		last := max(int(frag.NewPosition+frag.NewLines-1), 1)
@@ -152,6 +173,7 @@ func fillLines(c *change, f *gitdiff.File) {
 			start, adds := line, 0
 			for ; i < len(frag.Lines) && frag.Lines[i].Op != gitdiff.OpContext; i++ {
 				l := frag.Lines[i]
+				c.note(l.Line)
 				if l.Op == gitdiff.OpAdd {
 					c.added = append(c.added, addedLine{start + adds, strings.TrimSuffix(l.Line, "\n")})
 					adds++

@@ -86,16 +86,20 @@ func (g git) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_EXTERNAL_DIFF=")
 	cmd.Env = append(cmd.Env, g.env...)
-	cmd.WaitDelay = time.Second
+	// After git exits, its output may still be in the pipe; on a loaded
+	// machine (load 80 on 2 cores) copying it took over a second, and a
+	// 1 s bound failed the snapshot. The bound is for a stray child that
+	// holds the pipe open, not for git's own output.
+	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }
 
-// heads returns the first n bytes of each blob, read in one streaming
-// `git cat-file --batch` so a large blob costs no memory.
-func (g git) heads(ctx context.Context, blobs []string, n int) (map[string][]byte, error) {
-	out := map[string][]byte{}
+// heads calls fn with the first n bytes of each blob, read in one
+// streaming `git cat-file --batch`, so neither a large blob nor many blobs
+// cost memory.
+func (g git) heads(ctx context.Context, blobs []string, n int, fn func(blob string, head []byte)) error {
 	if len(blobs) == 0 {
-		return out, nil
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
@@ -103,10 +107,10 @@ func (g git) heads(ctx context.Context, blobs []string, n int) (map[string][]byt
 	cmd.Stdin = strings.NewReader(strings.Join(blobs, "\n") + "\n")
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("read blobs: %w", err)
+		return fmt.Errorf("read blobs: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("read blobs: %w", err)
+		return fmt.Errorf("read blobs: %w", err)
 	}
 	r := bufio.NewReader(pipe)
 	err = func() error {
@@ -130,7 +134,7 @@ func (g git) heads(ctx context.Context, blobs []string, n int) (map[string][]byt
 			if _, err := io.CopyN(io.Discard, r, size-int64(len(head))+1); err != nil {
 				return err
 			}
-			out[f[0]] = head
+			fn(f[0], head)
 		}
 		return nil
 	}()
@@ -141,9 +145,9 @@ func (g git) heads(ctx context.Context, blobs []string, n int) (map[string][]byt
 		err = werr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read blobs: %w", err)
+		return fmt.Errorf("read blobs: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // capped is a writer that keeps at most max bytes. Past that it fails, which

@@ -9,15 +9,15 @@ import (
 
 // Touches reports whether lines line..end of file lie within margin lines
 // of a changed hunk of c, so that a finding on them is part of the change.
-// A file not in c.Files never touches; an added, deleted or binary file is
-// the change as a whole and always touches. An end before line means line.
+// A file not in c.Files never touches; an added, deleted, type-changed or
+// binary file is the change as a whole and always touches. An end before line means line.
 func (c Context) Touches(file string, line, end, margin int) bool {
 	end = max(end, line)
 	for _, f := range c.Files {
 		if f.Path != file {
 			continue
 		}
-		if f.Status == "added" || f.Status == "deleted" || f.Binary {
+		if f.Status == "added" || f.Status == "deleted" || f.Status == "type-changed" || f.Binary {
 			return true
 		}
 		for _, h := range f.Hunks {

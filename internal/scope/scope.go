@@ -16,10 +16,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -111,14 +113,18 @@ type Context struct {
 	BaseRef     string       `json:"base_ref"`
 	Branch      string       `json:"branch,omitempty"`
 	Head        string       `json:"head"`
+	Commits     int          `json:"commits"` // commits in base..head (1 for the last commit)
 	Tree        string       `json:"tree"`
 	Paths       []string     `json:"paths,omitempty"`
 	Files       []File       `json:"files"`
 	Skipped     []string     `json:"skipped"`
 	Specialists []Specialist `json:"specialists"`
-	Signals     []Signal     `json:"signals"`
-	DiffBytes   int          `json:"diff_bytes"`
-	DiffTokens  int          `json:"diff_tokens"`
+	// NotCalled are specialists a path or a line named that were not
+	// called, and why (documentation, a test, a license-only change).
+	NotCalled  []Specialist `json:"specialists_not_called"`
+	Signals    []Signal     `json:"signals"`
+	DiffBytes  int          `json:"diff_bytes"`
+	DiffTokens int          `json:"diff_tokens"`
 }
 
 // Error is a problem the user must act on; Msg says what is wrong and what
@@ -159,11 +165,16 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 	if err != nil {
 		return Context{}, nil, err
 	}
+	if !req.LastCommit {
+		if err := conflicts(ctx, g); err != nil {
+			return Context{}, nil, err
+		}
+	}
 	c := Context{Schema: Schema, Iteration: 1, Head: head, Branch: branch, Paths: req.Paths}
 	if err := choose(ctx, g, req, specs, &c); err != nil {
 		return Context{}, nil, err
 	}
-	changes, err := diffTrees(ctx, g, c.Base, c.Tree, specs)
+	changes, err := collect(ctx, g, c.Base, c.Tree, specs, req, nil)
 	if err != nil {
 		return Context{}, nil, err
 	}
@@ -173,20 +184,71 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 		}
 		return Context{}, nil, userError("nothing to review: %s has no changes; choose another scope such as --since REF or --last-commit", c.Description)
 	}
-	if err := triageAll(ctx, g, changes, req); err != nil {
-		return Context{}, nil, err
-	}
 	diff := fill(&c, changes)
+	if len(c.Skipped) == len(c.Files) {
+		return Context{}, nil, userError("nothing to review: every changed file of %s is skipped by triage (%s); to review such files, list them under \"triage\": {\"normal\": […]} in whetstone.json", c.Description, skipSummary(changes))
+	}
 	if !req.Force {
 		if err := gate(c, req); err != nil {
 			return Context{}, nil, err
 		}
 	}
-	c.Specialists = specialists(changes, req)
+	c.Specialists, c.NotCalled = specialists(changes, req)
 	if req.Checks {
-		c.Signals = checks(ctx, g, c, req.CheckTimeout)
+		c.Signals = checks(ctx, g, reviewed(c), req.CheckTimeout)
 	}
 	return c, diff, nil
+}
+
+// conflicts returns an *Error when the index has unmerged paths: the
+// change would be a half-done merge, rebase or cherry-pick with conflict
+// markers in it.
+func conflicts(ctx context.Context, g git) error {
+	out, err := g.run(ctx, "ls-files", "--unmerged", "-z")
+	if err != nil {
+		return fmt.Errorf("list conflicts: %w", err)
+	}
+	var paths []string
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if _, p, ok := strings.Cut(rec, "\t"); ok && !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	named := strings.Join(paths[:min(len(paths), 3)], ", ")
+	if len(paths) > 3 {
+		named += fmt.Sprintf(" and %d more", len(paths)-3)
+	}
+	return userError("the work tree has unresolved conflicts (%s): resolve them and git add the files, or abort the merge, rebase or cherry-pick, then review (--last-commit reviews the last commit as it is)", named)
+}
+
+// skipSummary counts skipped changes by reason: "4500 vendored, 1 lockfile".
+func skipSummary(changes []change) string {
+	count := map[string]int{}
+	var order []string
+	for _, c := range changes {
+		if c.Triage == "skip" {
+			if count[c.TriageReason] == 0 {
+				order = append(order, c.TriageReason)
+			}
+			count[c.TriageReason]++
+		}
+	}
+	parts := make([]string, len(order))
+	for i, r := range order {
+		parts[i] = fmt.Sprintf("%d %s", count[r], r)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// reviewed returns c with only the files that are not skipped, for the
+// deterministic checks: a skipped file is not reviewed, and checking
+// thousands of vendored files costs seconds.
+func reviewed(c Context) Context {
+	c.Files = slices.DeleteFunc(slices.Clone(c.Files), func(f File) bool { return f.Triage == "skip" })
+	return c
 }
 
 // choose sets the mode, base, tree and description of c from req.
@@ -199,7 +261,10 @@ func choose(ctx context.Context, g git, req Request, specs []string, c *Context)
 			return userError("unknown ref %q: name a commit, branch or tag that exists in this repository", req.Since)
 		}
 		c.Mode, c.Base, c.BaseRef = ModeSince, base, req.Since
-		c.Description = fmt.Sprintf("changes since %s (%s), including uncommitted work", req.Since, base[:7])
+		if c.Commits, err = count(ctx, g, base); err != nil {
+			return err
+		}
+		c.Description = fmt.Sprintf("changes since %s: %s, and uncommitted work", req.Since, commitRange(*c))
 		return snapshotInto(ctx, g, c)
 	case req.Uncommitted:
 		return uncommitted(ctx, g, c)
@@ -215,9 +280,14 @@ func choose(ctx context.Context, g git, req Request, specs []string, c *Context)
 	if c.Branch == "" {
 		return userError("HEAD is detached, so there is no branch to review: check out a branch, or choose what to review with --since REF, --uncommitted, --staged or --last-commit")
 	}
-	def := defaultBranch(ctx, g)
-	upstream, _ := g.str(ctx, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
-	if def == "" || c.Branch == strings.TrimPrefix(def, "origin/") || upstream == def {
+	def, name, err := defaultBranch(ctx, g, c.Branch)
+	if err != nil {
+		return err
+	}
+	if def == "" {
+		return userError("whetstone cannot tell which branch %s was made from (no remote HEAD, no init.defaultBranch, no main, master, trunk or develop, and no single branch it forks from): name the base with --since REF, such as --since origin/main", c.Branch)
+	}
+	if c.Branch == name {
 		if err := uncommitted(ctx, g, c); err != nil {
 			return err
 		}
@@ -235,11 +305,34 @@ func choose(ctx context.Context, g git, req Request, specs []string, c *Context)
 	if err := snapshotInto(ctx, g, c); err != nil {
 		return err
 	}
-	c.Description = fmt.Sprintf("branch %s against its merge-base with %s (%s)", c.Branch, def, base[:7])
+	if c.Commits, err = count(ctx, g, base); err != nil {
+		return err
+	}
+	c.Description = fmt.Sprintf("branch %s against its merge-base with %s: %s", c.Branch, def, commitRange(*c))
 	if headTree, err := g.str(ctx, "rev-parse", "HEAD^{tree}"); err == nil && headTree != c.Tree {
 		c.Description += ", plus uncommitted changes"
 	}
 	return nil
+}
+
+// count returns the number of commits in base..HEAD.
+func count(ctx context.Context, g git, base string) (int, error) {
+	out, err := g.str(ctx, "rev-list", "--count", base+"..HEAD")
+	if err != nil {
+		return 0, fmt.Errorf("count commits: %w", err)
+	}
+	return strconv.Atoi(out)
+}
+
+// commitRange words c's commits: "3 commits (1a2b3c4..5d6e7f8)".
+func commitRange(c Context) string {
+	switch c.Commits {
+	case 0:
+		return fmt.Sprintf("no commits (%s is HEAD)", c.Base[:7])
+	case 1:
+		return fmt.Sprintf("1 commit (%s..%s)", c.Base[:7], c.Head[:7])
+	}
+	return fmt.Sprintf("%d commits (%s..%s)", c.Commits, c.Base[:7], c.Head[:7])
 }
 
 func uncommitted(ctx context.Context, g git, c *Context) error {
@@ -253,7 +346,7 @@ func lastCommit(ctx context.Context, g git, c *Context) error {
 	if err != nil {
 		return fmt.Errorf("resolve HEAD tree: %w", err)
 	}
-	c.Mode, c.Tree = ModeLastCommit, tree
+	c.Mode, c.Tree, c.Commits = ModeLastCommit, tree, 1
 	if parent, err := g.str(ctx, "rev-parse", "--verify", "-q", "HEAD~1^{commit}"); err == nil {
 		c.Base, c.BaseRef = parent, "HEAD~1"
 		c.Description = fmt.Sprintf("the last commit (%s) against its parent (%s)", c.Head[:7], parent[:7])
@@ -270,23 +363,145 @@ func snapshotInto(ctx context.Context, g git, c *Context) error {
 	return err
 }
 
-// defaultBranch returns the name of the default branch ("origin/main",
-// "main", …) or "" when there is none.
-func defaultBranch(ctx context.Context, g git) string {
-	if ref, err := g.str(ctx, "symbolic-ref", "-q", "refs/remotes/origin/HEAD"); err == nil && ref != "" {
-		if _, err := g.str(ctx, "rev-parse", "--verify", "-q", ref+"^{commit}"); err == nil {
-			return strings.TrimPrefix(ref, "refs/remotes/")
+// defaultNames are the usual names of a default branch, in order.
+var defaultNames = []string{"main", "master", "trunk", "develop"}
+
+// defaultBranch finds the default branch of the repository, for branch,
+// the current branch. The first that gives one: the remote's HEAD
+// (refs/remotes/<remote>/HEAD); init.defaultBranch; main, master, trunk,
+// develop — each on a remote, then locally; else the first-parent history:
+// with no other branch, branch itself; else the one branch that holds the
+// commit where branch's first-parent history forks off. Remotes are tried
+// origin first, then branch's remote, then the others. It returns the ref
+// to diff against ("origin/main", "main") and its branch name ("main"), or
+// two empty strings when there is no telling.
+func defaultBranch(ctx context.Context, g git, branch string) (ref, name string, err error) {
+	out, err := g.str(ctx, "for-each-ref", "--format=%(refname)%00%(symref)", "refs/heads", "refs/remotes")
+	if err != nil {
+		return "", "", fmt.Errorf("list branches: %w", err)
+	}
+	refs := map[string]string{} // short ref name → symbolic target
+	known := map[string]bool{}  // remotes with branches
+	for _, line := range strings.Split(out, "\n") {
+		full, sym, _ := strings.Cut(line, "\x00")
+		if full != "" {
+			refs[shortRef(full)] = shortRef(sym)
+		}
+		if r, ok := strings.CutPrefix(full, "refs/remotes/"); ok {
+			r, _, _ = strings.Cut(r, "/")
+			known[r] = true
 		}
 	}
-	candidates := []string{"refs/remotes/origin/main", "refs/heads/main", "refs/remotes/origin/master", "refs/heads/master"}
-	out, _ := g.str(ctx, append([]string{"for-each-ref", "--format=%(refname)"}, candidates...)...)
-	found := strings.Split(out, "\n")
-	for _, ref := range candidates {
-		if slices.Contains(found, ref) {
-			return strings.TrimPrefix(strings.TrimPrefix(ref, "refs/remotes/"), "refs/heads/")
+	own, _ := g.str(ctx, "config", "--get", "branch."+branch+".remote")
+	configured, _ := g.str(ctx, "remote")
+	order := append([]string{"origin", own}, strings.Split(configured, "\n")...)
+	order = append(order, slices.Sorted(maps.Keys(known))...)
+	var rs []string
+	for _, r := range order {
+		if known[r] && !slices.Contains(rs, r) {
+			rs = append(rs, r)
 		}
 	}
-	return ""
+	for _, r := range rs {
+		if target := refs[r+"/HEAD"]; target != "" {
+			if _, ok := refs[target]; ok {
+				return target, strings.TrimPrefix(target, r+"/"), nil
+			}
+		}
+	}
+	find := func(name string) (string, bool) {
+		for _, r := range rs {
+			if _, ok := refs[r+"/"+name]; ok {
+				return r + "/" + name, true
+			}
+		}
+		_, ok := refs[name]
+		return name, ok
+	}
+	names := defaultNames
+	if init, _ := g.str(ctx, "config", "--get", "init.defaultBranch"); init != "" {
+		names = append([]string{init}, names...)
+	}
+	for _, n := range names {
+		if ref, ok := find(n); ok {
+			return ref, n, nil
+		}
+	}
+	return forkedFrom(ctx, g, branch, refs, rs)
+}
+
+// forkedFrom is defaultBranch's last resort, the first-parent history: with
+// no branch but branch (and its copies on the remotes), branch is the
+// default; else the default is the one branch name holding the commit
+// where branch's first-parent history meets another branch.
+func forkedFrom(ctx context.Context, g git, branch string, refs map[string]string, remotes []string) (string, string, error) {
+	nameOf := func(ref string) string {
+		for _, r := range remotes {
+			if n, ok := strings.CutPrefix(ref, r+"/"); ok {
+				return n
+			}
+		}
+		return ref
+	}
+	var others []string
+	for ref, sym := range refs {
+		if sym == "" && nameOf(ref) != branch && !strings.HasSuffix(ref, "/HEAD") {
+			others = append(others, ref)
+		}
+	}
+	if len(others) == 0 {
+		return branch, branch, nil
+	}
+	slices.Sort(others)
+	full := make([]string, len(others))
+	for i, o := range others {
+		full[i] = fullRef(o, remotes)
+	}
+	n, err := g.str(ctx, append([]string{"rev-list", "--first-parent", "--count", "HEAD", "--not"}, full...)...)
+	if err != nil {
+		return "", "", fmt.Errorf("find the fork point: %w", err)
+	}
+	out, err := g.str(ctx, append([]string{"for-each-ref", "--format=%(refname)", "--contains", "HEAD~" + n}, full...)...)
+	if err != nil {
+		return "", "", nil // HEAD~n does not exist: no shared history
+	}
+	var found []string
+	ref := ""
+	for _, line := range strings.Split(out, "\n") {
+		if line == "" {
+			continue
+		}
+		short := shortRef(line)
+		if name := nameOf(short); !slices.Contains(found, name) {
+			found = append(found, name)
+			ref = short
+		} else if strings.HasPrefix(line, "refs/remotes/") {
+			ref = short // the remote's copy, as elsewhere
+		}
+	}
+	if len(found) != 1 {
+		return "", "", nil
+	}
+	return ref, found[0], nil
+}
+
+// shortRef turns refs/heads/x into x and refs/remotes/r/x into r/x.
+func shortRef(full string) string {
+	if s, ok := strings.CutPrefix(full, "refs/heads/"); ok {
+		return s
+	}
+	return strings.TrimPrefix(full, "refs/remotes/")
+}
+
+// fullRef turns a short name back into its full ref name: a remote's
+// branch when it starts with a remote's name, else a local branch.
+func fullRef(short string, remotes []string) string {
+	for _, r := range remotes {
+		if strings.HasPrefix(short, r+"/") {
+			return "refs/remotes/" + short
+		}
+	}
+	return "refs/heads/" + short
 }
 
 // writeTree writes a tree object of the index, or with all true of the
@@ -410,24 +625,36 @@ func pathspecs(root string, words []string) ([]string, error) {
 	return specs, nil
 }
 
+// skipLines is how many skipped files diff.patch names, one line each;
+// context.json lists them all.
+const skipLines = 20
+
 // fill sets the files, skipped paths and sizes of c from changes and
-// returns the diff.patch. A skipped file's diff is replaced by one comment
-// line, so lockfiles and generated code do not crowd out the review.
+// returns the diff.patch. A skipped file's diff was never read: the patch
+// names it in one comment line (the first 20, then a count), so lockfiles,
+// vendored and generated code neither crowd out the review nor count
+// towards the token gate (DiffTokens counts the reviewed files' diffs).
 func fill(c *Context, changes []change) []byte {
 	slices.SortStableFunc(changes, func(a, b change) int { return strings.Compare(a.Path, b.Path) })
 	c.Files, c.Skipped = []File{}, []string{}
-	c.Specialists, c.Signals = []Specialist{}, []Signal{}
+	c.Specialists, c.NotCalled, c.Signals = []Specialist{}, []Specialist{}, []Signal{}
 	var diff []byte
+	reviewed := 0
 	for _, ch := range changes {
 		c.Files = append(c.Files, ch.File)
-		if ch.Triage == "skip" {
-			c.Skipped = append(c.Skipped, ch.Path)
-			diff = fmt.Appendf(diff, "# whetstone: %s skipped (%s), %s, +%d -%d\n", ch.Path, ch.TriageReason, ch.Status, ch.Added, ch.Deleted)
+		if ch.Triage != "skip" {
+			diff = append(diff, ch.patch...)
+			reviewed += len(ch.patch)
 			continue
 		}
-		diff = append(diff, ch.patch...)
+		if c.Skipped = append(c.Skipped, ch.Path); len(c.Skipped) <= skipLines {
+			diff = fmt.Appendf(diff, "# whetstone: %s skipped (%s), %s\n", ch.Path, ch.TriageReason, ch.Status)
+		}
 	}
-	c.DiffBytes, c.DiffTokens = len(diff), len(diff)/4
+	if n := len(c.Skipped) - skipLines; n > 0 {
+		diff = fmt.Appendf(diff, "# whetstone: %d more skipped files, listed in context.json (\"skipped\")\n", n)
+	}
+	c.DiffBytes, c.DiffTokens = len(diff), reviewed/4
 	return diff
 }
 
@@ -438,7 +665,7 @@ func gate(c Context, req Request) error {
 	if n := len(c.Files) - len(c.Skipped); n > maxFiles {
 		return userError("the change touches %d files (limit %d): narrow it with paths or --since, or pass --force", n, maxFiles)
 	}
-	if c.DiffTokens > maxTokens {
+	if c.DiffTokens > maxTokens { // the reviewed files' diffs only
 		return userError("the change's diff is about %d tokens (limit %d): narrow it with paths or --since, or pass --force", c.DiffTokens, maxTokens)
 	}
 	return nil
@@ -469,7 +696,7 @@ func Next(ctx context.Context, root string, prev Context) (next Context, diff, f
 	if err != nil {
 		return Context{}, nil, nil, fmt.Errorf("fix diff: %w", err)
 	}
-	fixed, err := diffTrees(ctx, g, prev.Tree, tree, []string{"."})
+	fixed, err := listChanges(ctx, g, prev.Tree, tree, []string{"."})
 	if err != nil {
 		return Context{}, nil, nil, err
 	}
@@ -481,25 +708,21 @@ func Next(ctx context.Context, root string, prev Context) (next Context, diff, f
 		}
 	}
 	slices.Sort(specs)
+	keep := map[string]File{}
+	for _, f := range prev.Files {
+		keep[f.Path] = f
+	}
 	var changes []change
 	if len(specs) > 0 { // no pathspec at all would mean the whole project
-		changes, err = diffTrees(ctx, g, prev.Base, tree, slices.Compact(specs))
+		changes, err = collect(ctx, g, prev.Base, tree, slices.Compact(specs), Request{}, keep)
 		if err != nil {
 			return Context{}, nil, nil, err
-		}
-	}
-	if err := triageAll(ctx, g, changes, Request{}); err != nil {
-		return Context{}, nil, nil, err
-	}
-	for i, ch := range changes {
-		if j := slices.IndexFunc(prev.Files, func(f File) bool { return f.Path == ch.Path }); j >= 0 {
-			changes[i].Triage, changes[i].TriageReason = prev.Files[j].Triage, prev.Files[j].TriageReason
 		}
 	}
 	next = prev
 	next.Iteration, next.Tree = prev.Iteration+1, tree
 	diff = fill(&next, changes)
-	next.Specialists, next.Signals = nonNil(prev.Specialists), nonNil(prev.Signals)
+	next.Specialists, next.NotCalled, next.Signals = nonNil(prev.Specialists), nonNil(prev.NotCalled), nonNil(prev.Signals)
 	return next, diff, fix, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -89,7 +90,7 @@ func (r *repo) commit(msg string) {
 // index's bytes.
 func (r *repo) state() string {
 	r.t.Helper()
-	cmd := exec.Command("git", "-C", r.dir, "status", "--porcelain=v1", "-uall")
+	cmd := exec.Command("git", "-C", r.dir, "status", "--porcelain=v1", "-uall", "--ignored")
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0") // status would refresh the index
 	status, err := cmd.Output()
 	if err != nil {
@@ -243,17 +244,6 @@ func TestDetectDefaultBranch(t *testing.T) {
 			t.Errorf("files (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("upstream is the default", func(t *testing.T) {
-		r.git("update-ref", "refs/remotes/origin/main", "HEAD")
-		r.git("config", "remote.origin.url", "https://example.com/x.git")
-		r.git("config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*")
-		r.git("checkout", "-q", "-b", "trunk", "--track", "origin/main")
-		defer r.git("checkout", "-q", "main")
-		c, _ := r.detect(Request{})
-		if c.Mode != ModeLastCommit {
-			t.Errorf("mode %s", c.Mode)
-		}
-	})
 }
 
 func TestDetectNoDefaultBranch(t *testing.T) {
@@ -404,7 +394,7 @@ func TestDetectGates(t *testing.T) {
 		t.Errorf("tokens gate: %q", msg)
 	}
 	c, diff := r.detect(Request{Uncommitted: true, MaxFiles: 2, MaxTokens: 100, Force: true})
-	if len(c.Files) != 4 || c.DiffBytes != len(diff) || c.DiffTokens != len(diff)/4 {
+	if len(c.Files) != 4 || c.DiffBytes != len(diff) || c.DiffTokens != (len(diff)-len("# whetstone: go.sum skipped (lockfile), added\n"))/4 {
 		t.Errorf("forced: %d files, %d bytes, %d tokens, diff %d", len(c.Files), c.DiffBytes, c.DiffTokens, len(diff))
 	}
 	if _, _, err := Detect(context.Background(), r.dir, Request{Uncommitted: true, MaxFiles: 3}); err != nil {
@@ -447,7 +437,7 @@ func TestTriage(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("triage (-want +got):\n%s", d)
 	}
-	if !strings.Contains(string(diff), "# whetstone: go.sum skipped (lockfile), added, +1 -0\n") || strings.Contains(string(diff), "h1:abc") {
+	if !strings.Contains(string(diff), "# whetstone: go.sum skipped (lockfile), added\n") || strings.Contains(string(diff), "h1:abc") {
 		t.Errorf("skipped file in diff:\n%s", diff)
 	}
 	if d := cmp.Diff([]string{"gen/x_string.go", "go.sum", "schema.sql", "vendor/m/m.go", "web/app.min.js"}, c.Skipped); d != "" {
@@ -731,5 +721,298 @@ func TestSnapshotTempInsideWorkTree(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(r.dir, ".git", "whetstone-index-*")); len(left) > 0 {
 		t.Errorf("temporary index left behind: %v", left)
+	}
+}
+
+// vendoredRepo is `go mod vendor && git add vendor` beside a one-line
+// change: 4,500 vendored files staged next to one edited line.
+func vendoredRepo(t *testing.T) *repo {
+	r := newRepo(t)
+	r.write("go.mod", "module example.com/m\n\ngo 1.21\n")
+	r.write("main.go", "package main\n\nfunc main() {}\n")
+	r.commit("base")
+	body := "package dep\n\n" + lines(60, "// a vendored line of some length, as vendored code has")
+	for i := range 4500 {
+		r.write(fmt.Sprintf("vendor/github.com/example/dep%02d/pkg%03d/file_%d.go", i%45, i/45, i), body)
+	}
+	r.write("vendor/modules.txt", "# example.com/dep v1.0.0\n")
+	r.git("add", "vendor")
+	r.write("main.go", "package main\n\nfunc main() { println(1) }\n")
+	return r
+}
+
+func TestDetectVendored(t *testing.T) {
+	r := vendoredRepo(t)
+	start := time.Now()
+	c, diff := r.detect(Request{Checks: true})
+	t.Logf("4,501 files (4,500 vendored): Detect %v, diff.patch %d bytes, %d tokens", time.Since(start).Round(time.Millisecond), len(diff), c.DiffTokens)
+	if len(c.Files) != 4502 || len(c.Skipped) != 4501 {
+		t.Fatalf("%d files, %d skipped", len(c.Files), len(c.Skipped))
+	}
+	if len(diff) > 4<<10 || c.DiffTokens > 100 {
+		t.Errorf("diff.patch is %d bytes (%d tokens) for a one-line change:\n%.2000s", len(diff), c.DiffTokens, diff)
+	}
+	if !bytes.Contains(diff, []byte("+func main() { println(1) }")) || !bytes.HasSuffix(diff, []byte("# whetstone: 4481 more skipped files, listed in context.json (\"skipped\")\n")) {
+		t.Errorf("diff.patch lacks the reviewed line or the count of skipped files:\n%.3000s", diff)
+	}
+	if len(c.Specialists) != 0 {
+		t.Errorf("skipped files called in specialists: %+v", c.Specialists)
+	}
+	for _, s := range c.Signals {
+		for _, cand := range s.Candidates {
+			if strings.HasPrefix(cand.File, "vendor/") {
+				t.Errorf("%s reports a vendored file: %+v", s.Tool, cand)
+			}
+		}
+	}
+
+	// Without the one-line change, nothing is left to review.
+	r.git("checkout", "-q", "main.go")
+	msg := r.detectErr(Request{})
+	if want := "nothing to review: every changed file of uncommitted changes (staged, unstaged and untracked) against HEAD (" + r.git("rev-parse", "--short=7", "HEAD") + ") is skipped by triage (4501 vendored)"; !strings.HasPrefix(msg, want) {
+		t.Errorf("error %q, want it to start %q", msg, want)
+	}
+}
+
+// cloneRepo is a clone of a bare "origin" whose default branch is def,
+// with two commits on it.
+func cloneRepo(t *testing.T, def string) *repo {
+	t.Helper()
+	seed := newRepo(t)
+	seed.git("checkout", "-q", "-b", def)
+	seed.write("a.go", "package a\n")
+	seed.commit("one")
+	seed.write("a.go", "package a\n\nvar A = 1\n")
+	seed.commit("two")
+	origin := t.TempDir()
+	seed.git("clone", "-q", "--bare", seed.dir, origin)
+	r := &repo{t: t, dir: t.TempDir()}
+	r.git("clone", "-q", origin, r.dir)
+	return r
+}
+
+// feature commits n files, one a commit, on the current branch.
+func (r *repo) feature(n int) {
+	for i := range n {
+		r.write(fmt.Sprintf("f%d.go", i), fmt.Sprintf("package a\n\nvar F%d = %d\n", i, i))
+		r.commit(fmt.Sprintf("feature %d", i))
+	}
+}
+
+func TestDetectBranchFromOrigin(t *testing.T) {
+	r := cloneRepo(t, "main")
+	// git's default: the new branch's upstream is origin/main.
+	r.git("checkout", "-q", "-b", "my-feature", "origin/main")
+	if up := r.git("rev-parse", "--abbrev-ref", "@{upstream}"); up != "origin/main" {
+		t.Fatalf("upstream %s", up)
+	}
+	r.feature(3)
+	c, _ := r.detect(Request{})
+	if c.Mode != ModeBranch || c.BaseRef != "origin/main" || c.Commits != 3 {
+		t.Errorf("mode %s, base %s, %d commits; want branch against origin/main, 3 commits", c.Mode, c.BaseRef, c.Commits)
+	}
+	if d := cmp.Diff([]string{"f0.go", "f1.go", "f2.go"}, paths(c)); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+	want := fmt.Sprintf("branch my-feature against its merge-base with origin/main: 3 commits (%s..%s)", c.Base[:7], c.Head[:7])
+	if c.Description != want {
+		t.Errorf("description %q, want %q", c.Description, want)
+	}
+
+	// On main itself: the default branch, so its last commit.
+	r.git("checkout", "-q", "main")
+	if c, _ := r.detect(Request{}); c.Mode != ModeLastCommit || c.Commits != 1 {
+		t.Errorf("on main: mode %s, %d commits", c.Mode, c.Commits)
+	}
+}
+
+func TestDetectTrunkWithoutOriginHEAD(t *testing.T) {
+	r := cloneRepo(t, "trunk")
+	r.git("remote", "set-head", "origin", "--delete")
+	r.git("checkout", "-q", "-b", "fix", "origin/trunk")
+	r.feature(2)
+	c, _ := r.detect(Request{})
+	if c.Mode != ModeBranch || c.BaseRef != "origin/trunk" || c.Commits != 2 || len(c.Files) != 2 {
+		t.Errorf("mode %s, base %s, %d commits, files %v; want branch against origin/trunk, 2 commits, 2 files", c.Mode, c.BaseRef, c.Commits, paths(c))
+	}
+	r.git("checkout", "-q", "trunk")
+	if c, _ := r.detect(Request{}); c.Mode != ModeLastCommit {
+		t.Errorf("on trunk: mode %s", c.Mode)
+	}
+	// init.defaultBranch names the default when no usual name exists.
+	r.git("branch", "-q", "-m", "trunk", "stable")
+	r.git("update-ref", "refs/remotes/origin/stable", "refs/remotes/origin/trunk")
+	r.git("update-ref", "-d", "refs/remotes/origin/trunk")
+	r.git("branch", "-q", "-c", "stable", "other")
+	r.git("config", "init.defaultBranch", "stable")
+	r.git("checkout", "-q", "fix")
+	if c, _ := r.detect(Request{}); c.BaseRef != "origin/stable" || c.Commits != 2 {
+		t.Errorf("init.defaultBranch: base %s, %d commits", c.BaseRef, c.Commits)
+	}
+}
+
+func TestDetectForkPoint(t *testing.T) {
+	r := newRepo(t)
+	r.git("checkout", "-q", "-b", "stable")
+	r.write("a.go", "package a\n")
+	r.commit("root")
+	r.git("checkout", "-q", "-b", "topic")
+	r.feature(2)
+	// The first-parent history forks off stable, the one other branch.
+	c, _ := r.detect(Request{})
+	if c.Mode != ModeBranch || c.BaseRef != "stable" || c.Commits != 2 {
+		t.Errorf("mode %s, base %s, %d commits", c.Mode, c.BaseRef, c.Commits)
+	}
+	// Two branches hold the fork point: there is no telling, and no
+	// narrower scope is chosen in silence.
+	r.git("branch", "-q", "release", "stable")
+	msg := r.detectErr(Request{})
+	if !strings.Contains(msg, "cannot tell which branch topic was made from") || !strings.Contains(msg, "--since REF") {
+		t.Errorf("error %q", msg)
+	}
+}
+
+func TestDetectTypeChange(t *testing.T) {
+	r := newRepo(t)
+	r.write("command.go", "package cmd\n\nfunc Run() {}\n")
+	r.write("args.go", "package cmd\n\nvar Args []string\n")
+	r.write("lib", "a file that becomes a submodule\n")
+	r.commit("base")
+	if err := os.Remove(filepath.Join(r.dir, "args.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("command.go", filepath.Join(r.dir, "args.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(r.dir, "lib")); err != nil {
+		t.Fatal(err)
+	}
+	sub := &repo{t: t, dir: filepath.Join(r.dir, "lib")}
+	if err := os.Mkdir(sub.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sub.git("init", "-q")
+	sub.write("x.go", "package x\n")
+	sub.commit("sub")
+	r.commit("fix symlink")
+	c, diff := r.detect(Request{})
+	want := []File{
+		{Path: "args.go", Status: "type-changed", Added: 1, Deleted: 3, Hunks: []Hunk{{1, 1}}, Triage: "normal"},
+		{Path: "lib", Status: "type-changed", Added: 1, Deleted: 1, Hunks: []Hunk{{1, 1}}, Triage: "normal"},
+	}
+	if d := cmp.Diff(want, c.Files); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+	for _, s := range []string{"+command.go\n", "-var Args []string\n", "+Subproject commit " + sub.git("rev-parse", "HEAD")} {
+		if !bytes.Contains(diff, []byte(s)) {
+			t.Errorf("diff.patch lacks %q:\n%s", s, diff)
+		}
+	}
+	if !c.Touches("args.go", 40, 40, 0) {
+		t.Error("a finding anywhere in a type-changed file is in the change")
+	}
+}
+
+func TestDetectConflict(t *testing.T) {
+	r := newRepo(t)
+	r.write("a.go", "package a\n\nvar A = 0\n")
+	r.commit("base")
+	r.git("checkout", "-q", "-b", "other")
+	r.write("a.go", "package a\n\nvar A = 1\n")
+	r.commit("one")
+	r.git("checkout", "-q", "main")
+	r.write("a.go", "package a\n\nvar A = 2\n")
+	r.commit("two")
+	if out, err := exec.Command("git", "-C", r.dir, "merge", "-q", "other").CombinedOutput(); err == nil {
+		t.Fatalf("merge did not conflict: %s", out)
+	}
+	want := "the work tree has unresolved conflicts (a.go): resolve them and git add the files, or abort the merge, rebase or cherry-pick, then review"
+	for _, req := range []Request{{}, {Uncommitted: true}, {Staged: true}, {Since: "HEAD~1"}} {
+		if msg := r.detectErr(req); !strings.HasPrefix(msg, want) {
+			t.Errorf("%+v: error %q, want it to start %q", req, msg, want)
+		}
+	}
+	if c, _ := r.detect(Request{LastCommit: true}); c.Mode != ModeLastCommit {
+		t.Errorf("--last-commit during a merge: %+v", c)
+	}
+}
+
+// license is a 13-line license header.
+const licenseHeader = `// Copyright 2024 The Example Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+`
+
+func TestGenerated(t *testing.T) {
+	r := newRepo(t)
+	r.write("README", "r\n")
+	r.commit("base")
+	r.write("api/v1/service.pb.go", licenseHeader+"\n// Code generated by protoc-gen-go. DO NOT EDIT.\n// source: service.proto\n\npackage v1\n\nfunc (x *Req) Reset() {}\n")
+	// Go's rule reads up to the package clause, however far; past it and
+	// past linguist's 40 lines, the line does not count.
+	r.write("long.go", licenseHeader+lines(40, "// more header")+"\n// Code generated by hand. DO NOT EDIT.\n\npackage long\n")
+	r.write("late.go", "package late\n\n"+lines(40, "var _ = 1 //")+"// Code generated by hand. DO NOT EDIT.\nvar X = 1\n")
+	r.write("gen/schema_pb2.py", "# -*- coding: utf-8 -*-\n# Generated by the protocol buffer compiler.  DO NOT EDIT!\nimport x\n")
+	r.write("ui/bundle.js", "var x = 1;\n")
+	r.write("ui/keep.js", "var y = 2;\n")
+	r.write(".gitattributes", "ui/bundle.js linguist-generated\nvendor/own/** -linguist-vendored\n")
+	r.write("vendor/own/own.go", "package own\n")
+	c, _ := r.detect(Request{})
+	got := map[string]string{}
+	for _, f := range c.Files {
+		got[f.Path] = f.Triage + " " + f.TriageReason
+	}
+	want := map[string]string{
+		".gitattributes":       "normal ",
+		"api/v1/service.pb.go": "skip generated (Code generated … DO NOT EDIT)",
+		"late.go":              "normal ",
+		"long.go":              "skip generated (Code generated … DO NOT EDIT)",
+		"gen/schema_pb2.py":    "skip generated (Generated by the protocol buffer compiler.  DO NOT EDIT!)",
+		"ui/bundle.js":         "skip generated (linguist-generated)",
+		"ui/keep.js":           "normal ",
+		"vendor/own/own.go":    "normal ",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("triage (-want +got):\n%s", d)
+	}
+	if len(c.Specialists) != 0 {
+		t.Errorf("a generated .pb.go called in %+v", c.Specialists)
+	}
+}
+
+func TestSpecialistsNothingToReview(t *testing.T) {
+	r := newRepo(t)
+	for _, p := range []string{"db/migrate/run.go", "bench/benchmark_test.go", "internal/cache/cache.go"} {
+		r.write(p, strings.Replace(licenseHeader, "2024", "2023", 1)+"\npackage x\n")
+	}
+	r.write("docs/reference/api.md", "# API\n\nSELECT a FROM t\n")
+	r.commit("base")
+	for _, p := range []string{"db/migrate/run.go", "bench/benchmark_test.go", "internal/cache/cache.go"} {
+		r.write(p, licenseHeader+"\npackage x\n") // the year only
+	}
+	r.write("docs/reference/api.md", "# API\n\nSELECT a, b FROM t\n")
+	r.write("worker/worker_test.go", "package worker\n\nfunc BenchmarkRun(b *testing.B) {\n\tgo func() {}()\n}\n")
+	c, _ := r.detect(Request{})
+	wantCalled := []Specialist{{"concurrency-reviewer", `worker/worker_test.go:4 adds "go func"`}}
+	if d := cmp.Diff(wantCalled, c.Specialists); d != "" {
+		t.Errorf("specialists (-want +got):\n%s", d)
+	}
+	wantNot := []Specialist{
+		{"api-reviewer", `docs/reference/api.md: path names "api", but it is documentation`},
+		{"database-reviewer", `db/migrate/run.go: path names "db", but only its license or copyright lines change`},
+		{"performance-reviewer", `bench/benchmark_test.go: path names "bench", but only its license or copyright lines change`},
+	}
+	if d := cmp.Diff(wantNot, c.NotCalled); d != "" {
+		t.Errorf("specialists not called (-want +got):\n%s", d)
 	}
 }
