@@ -48,7 +48,7 @@ var (
 	findingAliases = map[string]string{
 		"path": "file", "filename": "file", "filepath": "file",
 		"linestart": "line", "startline": "line", "linenumber": "line",
-		"lineend": "end_line",
+		"lineend":        "end_line",
 		"recommendation": "suggestion",
 	}
 )

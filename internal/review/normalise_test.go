@@ -96,7 +96,9 @@ func TestForgiveForm(t *testing.T) {
 		{name: "path for file", mutate: func(_, f map[string]any) { f["path"] = "sub/b.go"; delete(f, "file") }, get: file, want: "sub/b.go", note: `$.findings[0].path: read as "file"`},
 		// text
 		{name: "title with a trailing newline", mutate: set("title", "Lock held across a call\n"), get: title, want: "Lock held across a call", note: "$.findings[0].title: trimmed the white space around it"},
-		{name: "title too long", mutate: set("title", long), get: func(r Report) any { return len(title(r).(string)) <= MaxTitleLen && strings.HasSuffix(title(r).(string), "…") }, want: true, note: "$.findings[0].title: cut to 300 characters"},
+		{name: "title too long", mutate: set("title", long), get: func(r Report) any {
+			return len(title(r).(string)) <= MaxTitleLen && strings.HasSuffix(title(r).(string), "…")
+		}, want: true, note: "$.findings[0].title: cut to 300 characters"},
 		{name: "extra unknown fields", mutate: func(r, f map[string]any) { f["id"] = "1"; f["tags"] = []any{"x"}; r["summary"] = "ok" }, get: file, want: "a.go"},
 		{name: "prior in short form", mutate: set("prior", "f-3"), get: func(r Report) any { return r.Findings[0].Prior }, want: "F-0003", note: `$.findings[0].prior: read "f-3" as "F-0003"`},
 		// the report around the findings

@@ -70,7 +70,7 @@ type FixResult struct {
 
 // FixReport is the fixer's final report (whetstone.fix/v1).
 type FixReport struct {
-	Schema  string      `json:"schema"`
+	Schema     string      `json:"schema"`
 	Results    []FixResult `json:"results"`
 	Normalised []string    `json:"normalised,omitempty"`
 }
@@ -84,7 +84,7 @@ type Check struct {
 
 // ValidationReport is the validator's final report (whetstone.validation/v1).
 type ValidationReport struct {
-	Schema  string  `json:"schema"`
+	Schema     string   `json:"schema"`
 	Results    []Check  `json:"results"`
 	Normalised []string `json:"normalised,omitempty"`
 }
