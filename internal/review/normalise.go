@@ -226,9 +226,6 @@ func (c *checker) projectPath(exp Expect, file string) (location, string) {
 	if strings.Contains(name, `\`) && !exists(name) {
 		name = strings.ReplaceAll(name, `\`, "/")
 	}
-	if !exists(name) {
-		name, loc.line, loc.end = lineSuffix(name)
-	}
 	if filepath.IsAbs(name) || strings.HasPrefix(name, "/") {
 		rel, ok := exp.inside(name)
 		if !ok {
@@ -236,8 +233,17 @@ func (c *checker) projectPath(exp Expect, file string) (location, string) {
 		}
 		name = rel
 	}
-	clean := filepath.ToSlash(filepath.Clean(name))
+	clean := tidy(name)
+	// A line suffix is cut once, and only when what remains has none: the
+	// stored form must read the same when checked again.
+	if f, line, end := lineSuffix(clean); line > 0 && !exists(clean) {
+		if _, again, _ := lineSuffix(tidy(f)); again == 0 {
+			clean, loc.line, loc.end = tidy(f), line, end
+		}
+	}
 	switch first, _, _ := strings.Cut(clean, "/"); {
+	case len(first) == 2 && first[1] == ':' && (first[0]|0x20 >= 'a' && first[0]|0x20 <= 'z'):
+		return loc, fmt.Sprintf("is a Windows path (got %s); name a file of the project, relative to its root", quoted(file))
 	case clean == "..", first == "..":
 		return loc, fmt.Sprintf("leaves the project (got %s); name a file of the project, relative to its root", quoted(file))
 	case clean == ".":
@@ -250,6 +256,18 @@ func (c *checker) projectPath(exp Expect, file string) (location, string) {
 	}
 	loc.file = clean
 	return loc, ""
+}
+
+// tidy cleans a relative path until it is stable: cleaning "a /." exposes a
+// space to trim.
+func tidy(name string) string {
+	for {
+		next := filepath.ToSlash(filepath.Clean(strings.TrimSpace(name)))
+		if next == name {
+			return name
+		}
+		name = next
+	}
 }
 
 // lineSuffix splits "a.go:42", "a.go:42:7", "a.go:42-44" and "a.go#L42-L44"
@@ -307,8 +325,11 @@ func (exp Expect) inside(abs string) (string, bool) {
 			return rel, true
 		}
 	}
+	// At most maxMissing trailing parts may not exist (a deleted file's
+	// directories): a hostile path of a thousand parts costs little.
+	const maxMissing = 16
 	dir, rest := filepath.Clean(abs), ""
-	for {
+	for range maxMissing {
 		if real, err := filepath.EvalSymlinks(dir); err == nil {
 			return under(exp.Root, filepath.Join(real, rest))
 		}
@@ -319,6 +340,7 @@ func (exp Expect) inside(abs string) (string, bool) {
 		rest = filepath.Join(filepath.Base(dir), rest)
 		dir = parent
 	}
+	return "", false
 }
 
 func under(root, abs string) (string, bool) {

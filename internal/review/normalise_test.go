@@ -115,6 +115,7 @@ func TestForgiveForm(t *testing.T) {
 		{name: "leaves the project", mutate: set("file", "../x.go"), reject: `$.findings[0].file: leaves the project (got "../x.go"); name a file of the project, relative to its root`},
 		{name: "absolute path outside the project", mutate: set("file", "/etc/passwd"), reject: `$.findings[0].file: is outside the project (got "/etc/passwd"); name a file of the project, relative to its root`},
 		{name: "symlink out of the project", mutate: set("file", "escape/passwd"), reject: `$.findings[0].file: resolves outside the project (got "escape/passwd")`},
+		{name: "a Windows drive path", mutate: set("file", `C:\src\proj\a.go`), reject: `$.findings[0].file: is a Windows path (got "C:\\src\\proj\\a.go"); name a file of the project, relative to its root`},
 		{name: "into .git", mutate: set("file", ".git/config"), reject: `$.findings[0].file: is inside .git (got ".git/config"), which is not part of the change; name a file of the project`},
 		{name: "the project root", mutate: set("file", link), reject: fmt.Sprintf(`$.findings[0].file: names the project root (got %q); name the file the finding is about`, link)},
 		{name: "unknown category", mutate: set("category", "bug"), reject: `$.findings[0].category: must be one of correctness, security, concurrency, error-handling, performance, api, data, tests, maintainability, docs (got "bug"); refine with "rule", not with a new category`},
