@@ -239,27 +239,6 @@ func (c *checker) enumOf(obj map[string]any, path, key string, synonyms map[stri
 	return want
 }
 
-func (c *checker) integer(obj map[string]any, path, key string, required bool) (int, bool) {
-	v, ok := obj[key]
-	if !ok || v == nil {
-		if required {
-			c.add(path+"."+key, "is required")
-		}
-		return 0, false
-	}
-	n, ok := v.(json.Number)
-	if !ok {
-		c.add(path+"."+key, "must be an integer")
-		return 0, false
-	}
-	i, err := n.Int64()
-	if err != nil || i > 1<<31 || i < -1<<31 {
-		c.add(path+"."+key, "must be an integer (got %s)", n)
-		return 0, false
-	}
-	return int(i), true
-}
-
 func (c *checker) array(obj map[string]any, path, key string, required bool) []any {
 	v, ok := obj[key]
 	if !ok || v == nil {
@@ -434,8 +413,12 @@ func (c *checker) verdict(obj map[string]any) (string, []any) {
 	}
 	switch {
 	case !listed && verdict == "clean":
+		was := "missing"
+		if _, present := obj["findings"]; present {
+			was = "null"
+		}
 		findings = []any{}
-		c.fix("$.findings", "set to [] (was %s), as the verdict is clean", shown(obj["findings"]))
+		c.fix("$.findings", "set to [] (was %s), as the verdict is clean", was)
 	case !listed:
 		c.add("$.findings", "is required (an array)")
 	case verdict == "clean" && len(findings) > 0:
