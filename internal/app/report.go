@@ -32,15 +32,28 @@ type Verdict struct {
 	// Tampered lists what changed in the project during the round, which no
 	// read-only agent may do; a run with such changes cannot approve.
 	Tampered []scope.Change `json:"tampered,omitempty"`
-	// Dropped counts the round's findings past review.MaxRoundFindings,
-	// the least severe, which were left out.
+	// Dropped counts the round's findings left out, the least severe: past
+	// review.MaxRoundFindings in the round, and past review.MaxReportFindings
+	// in one reviewer's report.
 	Dropped int `json:"dropped,omitempty"`
+	// Normalised lists, by reviewer, what whetstone read differently from
+	// how the report was written (review.Report.Normalised).
+	Normalised map[string][]string `json:"normalised,omitempty"`
 }
 
 func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[string]string, e *loop.Event, rule string, tampered []scope.Change) error {
 	round := e.Round
 	v := Verdict{Schema: review.SchemaVerdict, Run: r.ID, Iteration: iteration, Reviewers: statuses,
 		Findings: round, Blocking: []string{}, Decision: rule, Next: r.Phase, Tampered: tampered, Dropped: e.Dropped}
+	for _, rep := range e.Reports {
+		v.Dropped += rep.Dropped
+		if len(rep.Normalised) > 0 {
+			if v.Normalised == nil {
+				v.Normalised = map[string][]string{}
+			}
+			v.Normalised[rep.Reviewer] = rep.Normalised
+		}
+	}
 	v.Verdict = review.Approve
 	for _, m := range round {
 		if m.Status != review.StatusDisproved {

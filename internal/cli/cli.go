@@ -470,19 +470,21 @@ func validate(path string, stdout io.Writer) error {
 	exp := review.Expect{Root: app.FindRoot(wd)}
 	var ps review.Problems
 	var summary string
+	var normalised []string
 	switch s := review.SchemaOf(raw); s {
 	case review.SchemaReview:
 		var r review.Report
 		r, ps = review.ValidateReview(raw, exp)
 		summary = review.Plural(len(r.Findings), "finding") + ", " + review.Plural(len(r.FixChecks), "fix check")
+		normalised = r.Normalised
 	case review.SchemaFix:
 		var r review.FixReport
 		r, ps = review.ValidateFix(raw, exp)
-		summary = review.Plural(len(r.Results), "result")
+		summary, normalised = review.Plural(len(r.Results), "result"), r.Normalised
 	case review.SchemaValidation:
 		var r review.ValidationReport
 		r, ps = review.ValidateValidation(raw, exp)
-		summary = review.Plural(len(r.Results), "result")
+		summary, normalised = review.Plural(len(r.Results), "result"), r.Normalised
 	default:
 		return fmt.Errorf("%s: $.schema: must be one of %s, %s, %s, %s (got %q)", path, review.SchemaReview, review.SchemaFix, review.SchemaValidation, runreport.Schema, s)
 	}
@@ -490,6 +492,9 @@ func validate(path string, stdout io.Writer) error {
 		return fmt.Errorf("%s is not a valid %s report:\n%s", path, review.SchemaOf(raw), ps)
 	}
 	fmt.Fprintf(stdout, "%s: valid %s report: %s\n", path, review.SchemaOf(raw), summary)
+	for _, n := range normalised {
+		fmt.Fprintf(stdout, "  normalised %s\n", n)
+	}
 	return nil
 }
 

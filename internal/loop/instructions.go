@@ -143,7 +143,7 @@ func (r *Run) Task(name string) string {
 			}
 		}
 		b.WriteString(r.Rule() + "\n")
-		fmt.Fprintf(&b, "Your final message: exactly one fenced json block holding a whetstone.review/v1 report with \"reviewer\": %q, at most %d findings, most severe first, none below confidence %d.\n",
+		fmt.Fprintf(&b, "Your final message: exactly one fenced json block holding a whetstone.review/v1 report with \"reviewer\": %q, at most %d findings, most severe first (more are cut), file paths relative to the project root; a finding below confidence %d is kept as a note and never blocks.\n",
 			name, review.MaxReportFindings, r.Settings.ConfidenceThreshold)
 	}
 	return b.String()

@@ -338,7 +338,7 @@ func TestPromptsStateTheRunsRuleAndTheChange(t *testing.T) {
 	rule := review.Rule(70, "medium", true)
 	for _, name := range []string{"critic", "pedant"} {
 		p := r.Task(name)
-		for _, want := range []string{rule, ".whetstone/runs/r-1/iter-1/diff.patch", ".whetstone/runs/r-1/context.json", "none below confidence 70"} {
+		for _, want := range []string{rule, ".whetstone/runs/r-1/iter-1/diff.patch", ".whetstone/runs/r-1/context.json", "a finding below confidence 70 is kept as a note"} {
 			if !strings.Contains(p, want) {
 				t.Errorf("%s's prompt lacks %q:\n%s", name, want, p)
 			}

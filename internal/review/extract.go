@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -13,31 +14,67 @@ import (
 const MaxMessageBytes = 1 << 20
 
 // Extract finds the report in an agent's final message: the last fenced
-// ```json block, or else the one JSON object with a "schema" key. Braces in
-// the prose around it (Go's map[string]int{}, struct{}, a lone "{") and in
-// code blocks of other languages never matter. A broken or missing report
-// is an error that says what to send instead.
+// ```json block, or else the one JSON object with a "schema" key (else with
+// a "findings" or "results" key). A valid last block that is no report (an
+// example after it) gives way to the last block that is one; the same
+// report sent twice is one report. Braces in the prose around it (Go's
+// map[string]int{}, struct{}, a lone "{") and in code blocks of other
+// languages never matter. A broken or missing report is an error that says
+// what to send instead.
 func Extract(msg string) ([]byte, error) {
 	if len(msg) > MaxMessageBytes {
 		return nil, fmt.Errorf("the final message is %d bytes; the limit is %d", len(msg), MaxMessageBytes)
 	}
-	if block, line, ok := lastJSONFence(msg); ok {
-		raw := bytes.TrimSpace([]byte(block))
+	if blocks := jsonFences(msg); len(blocks) > 0 {
+		last := blocks[len(blocks)-1]
+		raw := bytes.TrimSpace([]byte(last.content))
 		if err := syntaxCheck(raw); err != nil {
-			return nil, fmt.Errorf("the json block at line %d: %w", line, err)
+			return nil, fmt.Errorf("the json block at line %d: %w", last.line, err)
+		}
+		if reportKeys(raw, reportMarkers...) {
+			return raw, nil
+		}
+		for i := len(blocks) - 2; i >= 0; i-- {
+			if earlier := bytes.TrimSpace([]byte(blocks[i].content)); reportKeys(earlier, reportMarkers...) {
+				return earlier, nil
+			}
 		}
 		if len(raw) == 0 || raw[0] != '{' {
-			return nil, fmt.Errorf("the json block at line %d must hold one JSON object (the report)", line)
+			return nil, fmt.Errorf("the json block at line %d must hold one JSON object (the report)", last.line)
 		}
 		return raw, nil
 	}
 	return schemaObject(msg)
 }
 
-// lastJSONFence returns the content of the last fenced code block whose info
-// string is json, and the line it starts on. An unclosed block runs to the
-// end of the message (a truncated report is then a JSON error, not "none").
-func lastJSONFence(msg string) (content string, line int, ok bool) {
+// reportMarkers are the top-level keys that make a JSON object a report.
+var reportMarkers = []string{"schema", "findings", "results", "verdict", "fix_checks"}
+
+// reportKeys reports whether raw is a JSON object with one of keys, in any
+// case.
+func reportKeys(raw []byte, keys ...string) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return false
+	}
+	for k := range obj {
+		if _, ok := fold(k, nil, keys...); ok {
+			return true
+		}
+	}
+	return false
+}
+
+type fenced struct {
+	content string
+	line    int
+}
+
+// jsonFences returns the fenced code blocks whose info string is json, and
+// the line each starts on. An unclosed block runs to the end of the message
+// (a truncated report is then a JSON error, not "none").
+func jsonFences(msg string) []fenced {
+	var blocks []fenced
 	lines := strings.SplitAfter(msg, "\n")
 	for i := 0; i < len(lines); i++ {
 		fence, info, open := openFence(lines[i])
@@ -50,11 +87,11 @@ func lastJSONFence(msg string) (content string, line int, ok bool) {
 			b.WriteString(lines[j])
 		}
 		if lang, _, _ := strings.Cut(strings.ToLower(info), " "); lang == "json" {
-			content, line, ok = b.String(), i+1, true
+			blocks = append(blocks, fenced{b.String(), i + 1})
 		}
 		i = j
 	}
-	return content, line, ok
+	return blocks
 }
 
 // openFence recognises a CommonMark code fence: up to three spaces, then
@@ -94,6 +131,7 @@ const maxScan = 16
 func schemaObject(msg string) ([]byte, error) {
 	var (
 		found   [][]byte
+		shaped  [][]byte // objects with findings or results but no schema
 		work    int
 		lastErr error
 	)
@@ -121,14 +159,18 @@ func schemaObject(msg string) ([]byte, error) {
 		}
 		end := i + int(dec.InputOffset())
 		work += end - i
-		var head struct {
-			Schema *json.RawMessage `json:"schema"`
-		}
-		if json.Unmarshal(raw, &head) == nil && head.Schema != nil {
+		switch {
+		case reportKeys(raw, "schema"):
 			found = append(found, []byte(msg[i:end]))
+		case reportKeys(raw, "findings", "results"):
+			shaped = append(shaped, []byte(msg[i:end]))
 		}
 		i = end - 1
 	}
+	if len(found) == 0 {
+		found = shaped
+	}
+	found = slices.CompactFunc(found, func(a, b []byte) bool { return sameJSON(a, b) })
 	switch {
 	case len(found) == 1:
 		return found[0], nil
@@ -159,6 +201,12 @@ func objectError(msg string, start int, err error) error {
 		return fmt.Errorf("invalid JSON at line %d of the object: %v", line, se)
 	}
 	return fmt.Errorf("invalid JSON: %v", err)
+}
+
+// sameJSON reports whether two JSON texts differ at most in white space.
+func sameJSON(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 func syntaxCheck(b []byte) error {

@@ -53,6 +53,11 @@ type Report struct {
 	Verdict   string     `json:"verdict"`
 	Findings  []Finding  `json:"findings"`
 	FixChecks []FixCheck `json:"fix_checks,omitempty"`
+	// Dropped counts the findings cut to keep the MaxReportFindings most
+	// severe; Normalised says, by JSON path of the report as sent, what
+	// whetstone read differently from how it was written.
+	Dropped    int      `json:"dropped,omitempty"`
+	Normalised []string `json:"normalised,omitempty"`
 }
 
 // FixResult is the fixer's account of one finding.
@@ -65,8 +70,9 @@ type FixResult struct {
 
 // FixReport is the fixer's final report (whetstone.fix/v1).
 type FixReport struct {
-	Schema  string      `json:"schema"`
-	Results []FixResult `json:"results"`
+	Schema     string      `json:"schema"`
+	Results    []FixResult `json:"results"`
+	Normalised []string    `json:"normalised,omitempty"`
 }
 
 // Check is the validator's judgement of one finding.
@@ -78,6 +84,7 @@ type Check struct {
 
 // ValidationReport is the validator's final report (whetstone.validation/v1).
 type ValidationReport struct {
-	Schema  string  `json:"schema"`
-	Results []Check `json:"results"`
+	Schema     string   `json:"schema"`
+	Results    []Check  `json:"results"`
+	Normalised []string `json:"normalised,omitempty"`
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -48,13 +50,15 @@ type Expect struct {
 	// FixChecks are the ids whose claimed fixes this reviewer must check:
 	// the findings it raised that the fixer says it fixed.
 	FixChecks []string
-	// Threshold is the run's confidence threshold: a reviewer reports no
-	// finding below it (spec §3).
+	// Threshold is the run's confidence threshold: a finding below it is
+	// kept as a note, never blocking (spec §3), and the normalisation says so.
 	Threshold int
+	given     string // Root as given, before resolved: a model may name either
 }
 
 // resolved returns exp with Root's symlinks resolved once, not per finding.
 func (exp Expect) resolved() Expect {
+	exp.given = exp.Root
 	if exp.Root != "" {
 		if real, err := filepath.EvalSymlinks(exp.Root); err == nil {
 			exp.Root = real
@@ -81,6 +85,7 @@ func isID(s string) bool {
 // checker walks a decoded JSON value and collects problems with their paths.
 type checker struct {
 	ps      Problems
+	fixes   []string          // the normalisations made, "path: what"
 	outside map[string]string // outside's answer by file: ten findings often name one file
 }
 
@@ -122,18 +127,30 @@ func decode(raw []byte) (map[string]any, Problems) {
 	return obj, nil
 }
 
-// exact flags keys that differ from a known key only in case: Go's JSON
-// decoding would fold them onto the checked field and let them override it.
+// exact moves a key that differs from a known key only in case or
+// separators (Severity, endLine), or is a finding key's alias (path,
+// line_end), onto the known key, so every later check reads one key. Two
+// keys for one field have no clear reading; other unknown keys are ignored.
 func (c *checker) exact(obj map[string]any, path string, known ...string) {
-	for k := range obj {
+	keys := slices.Sorted(maps.Keys(obj))
+	for _, k := range keys {
 		if slices.Contains(known, k) {
 			continue
 		}
-		for _, want := range known {
-			if strings.EqualFold(k, want) {
-				c.add(path+"."+k, "unknown key; keys are case-sensitive (did you mean %q?)", want)
-			}
+		want, ok := fold(k, nil, known...)
+		if a, alias := findingAliases[canon(k)]; !ok && alias && slices.Contains(known, a) {
+			want, ok = a, true
 		}
+		if !ok {
+			continue
+		}
+		if _, taken := obj[want]; taken {
+			c.add(path+"."+k, "is a second %q key; keep one", want)
+			continue
+		}
+		obj[want] = obj[k]
+		delete(obj, k)
+		c.fix(path+"."+k, "read as %q", want)
 	}
 }
 
@@ -183,6 +200,11 @@ func (c *checker) text(obj map[string]any, path, key string, required bool, max 
 		c.add(path+"."+key, "must be a string")
 		return ""
 	}
+	if t := strings.TrimSpace(s); !multiline && t != s {
+		// A title's trailing newline is form; a line break inside one is not.
+		s, obj[key] = t, t
+		c.fix(path+"."+key, "trimmed the white space around it")
+	}
 	if required && strings.TrimSpace(s) == "" {
 		c.add(path+"."+key, "must not be empty")
 	}
@@ -196,33 +218,25 @@ func (c *checker) text(obj map[string]any, path, key string, required bool, max 
 	return s
 }
 
+// enum reads one of allowed, forgiving case and separators ("Fixed", "not
+// fixed"); synonyms may add other words with one clear reading.
 func (c *checker) enum(obj map[string]any, path, key string, allowed ...string) string {
-	s := c.str(obj, path, key, true, MaxTitleLen)
-	if s != "" && !slices.Contains(allowed, s) {
-		c.add(path+"."+key, "must be one of %s (got %q)", strings.Join(allowed, ", "), s)
-	}
-	return s
+	return c.enumOf(obj, path, key, nil, allowed...)
 }
 
-func (c *checker) integer(obj map[string]any, path, key string, required bool) (int, bool) {
-	v, ok := obj[key]
-	if !ok || v == nil {
-		if required {
-			c.add(path+"."+key, "is required")
-		}
-		return 0, false
+func (c *checker) enumOf(obj map[string]any, path, key string, synonyms map[string]string, allowed ...string) string {
+	s := c.str(obj, path, key, true, MaxTitleLen)
+	if s == "" || slices.Contains(allowed, s) {
+		return s
 	}
-	n, ok := v.(json.Number)
+	want, ok := fold(s, synonyms, allowed...)
 	if !ok {
-		c.add(path+"."+key, "must be an integer")
-		return 0, false
+		c.add(path+"."+key, "must be one of %s (got %q)", strings.Join(allowed, ", "), s)
+		return s
 	}
-	i, err := n.Int64()
-	if err != nil || i > 1<<31 || i < -1<<31 {
-		c.add(path+"."+key, "must be an integer (got %s)", n)
-		return 0, false
-	}
-	return int(i), true
+	obj[key] = want
+	c.fix(path+"."+key, "read %s as %q", quoted(s), want)
+	return want
 }
 
 func (c *checker) array(obj map[string]any, path, key string, required bool) []any {
@@ -248,16 +262,36 @@ func (c *checker) object(v any, path string) map[string]any {
 	return o
 }
 
+// schema is known from the agent that sent the report: a missing, misspelt
+// or other schema is set to want. A string with hidden characters is still
+// refused, as everywhere.
 func (c *checker) schema(obj map[string]any, want string) {
-	if s := c.str(obj, "$", "schema", true, MaxTitleLen); s != "" && s != want {
-		c.add("$.schema", "must be %q (got %q)", want, s)
+	v, present := obj["schema"]
+	if v == want {
+		return
 	}
+	if s, ok := v.(string); ok {
+		if msg := textProblem(s, false); msg != "" {
+			c.add("$.schema", "%s", msg)
+			return
+		}
+	}
+	obj["schema"] = want
+	was := "missing"
+	if present {
+		was = shown(v)
+	}
+	c.fix("$.schema", "set to %q (was %s)", want, was)
 }
 
 func (c *checker) id(obj map[string]any, path string, exp Expect) string {
 	id := c.str(obj, path, "id", true, 32)
 	if id == "" {
 		return ""
+	}
+	if n := normID(id); n != id && isID(n) {
+		c.fix(path+".id", "read %s as %q", quoted(id), n)
+		id, obj["id"] = n, n
 	}
 	if !isID(id) {
 		c.add(path+".id", "must look like F-0001 (got %q)", id)
@@ -267,7 +301,9 @@ func (c *checker) id(obj map[string]any, path string, exp Expect) string {
 	return id
 }
 
-// ValidateReview checks a reviewer report against spec §3.
+// ValidateReview checks a reviewer report against spec §3, normalising
+// what has one clear reading (normalise.go) and recording each
+// normalisation in the report.
 func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 	obj, ps := decode(raw)
 	if ps != nil {
@@ -277,23 +313,14 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 	var c checker
 	c.exact(obj, "$", "schema", "reviewer", "verdict", "findings", "fix_checks")
 	c.schema(obj, SchemaReview)
-	if r := c.str(obj, "$", "reviewer", true, 64); r != "" && exp.Reviewer != "" && r != exp.Reviewer {
-		c.add("$.reviewer", "must be %q, the name of this reviewer (got %q)", exp.Reviewer, r)
+	c.known(obj, "reviewer", exp.Reviewer, 64)
+	verdict, findings := c.verdict(obj)
+	keep := mostSevere(findings)
+	if dropped := len(findings) - len(keep); dropped > 0 {
+		c.fix("$.findings", "held %d findings; kept the %d most severe, dropped %d", len(findings), len(keep), dropped)
 	}
-	verdict := c.enum(obj, "$", "verdict", "clean", "issues_found")
-	findings := c.array(obj, "$", "findings", true)
-	if len(findings) > MaxReportFindings {
-		c.add("$.findings", "has %d findings; the limit is %d: keep the %d most severe", len(findings), MaxReportFindings, MaxReportFindings)
-		findings = findings[:MaxReportFindings]
-	}
-	switch {
-	case verdict == "clean" && len(findings) > 0:
-		c.add("$.verdict", `is "clean" but findings is not empty; use "issues_found" or drop the findings`)
-	case verdict == "issues_found" && len(findings) == 0:
-		c.add("$.verdict", `is "issues_found" but findings is empty; use "clean"`)
-	}
-	for i, f := range findings {
-		c.finding(f, fmt.Sprintf("$.findings[%d]", i), exp)
+	for _, i := range keep {
+		c.finding(findings[i], fmt.Sprintf("$.findings[%d]", i), exp)
 	}
 	checks := c.array(obj, "$", "fix_checks", false)
 	seen := map[string]bool{}
@@ -318,13 +345,14 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 	if c.ps != nil {
 		return Report{}, c.ps
 	}
-	// The report is built from the value already decoded and checked: one
-	// JSON pass per report (exact keys, so no case folding to mind).
-	r := Report{Schema: field(obj, "schema"), Reviewer: field(obj, "reviewer"), Verdict: verdict, Findings: make([]Finding, 0, len(findings))}
-	for _, v := range findings {
-		o := v.(map[string]any)
+	// The report is built from the value already decoded, checked and
+	// normalised in place: one JSON pass per report.
+	r := Report{Schema: SchemaReview, Reviewer: field(obj, "reviewer"), Verdict: verdict, Findings: make([]Finding, 0, len(keep)),
+		Dropped: len(findings) - len(keep), Normalised: c.fixes}
+	for _, i := range keep {
+		o := findings[i].(map[string]any)
 		f := Finding{Severity: field(o, "severity"), Confidence: number(o, "confidence"), Category: field(o, "category"),
-			File: filepath.ToSlash(filepath.Clean(field(o, "file"))), Line: number(o, "line"), EndLine: number(o, "end_line"),
+			File: field(o, "file"), Line: number(o, "line"), EndLine: number(o, "end_line"),
 			Title: field(o, "title"), Description: field(o, "description"), Evidence: field(o, "evidence"),
 			Suggestion: field(o, "suggestion"), Rule: field(o, "rule"), Prior: field(o, "prior")}
 		if f.EndLine == 0 {
@@ -340,32 +368,89 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 	return r, nil
 }
 
+// known sets a field the hook knows from the agent (its schema, its name)
+// when the report leaves it out or says something else. want "" (whetstone
+// validate: no agent) requires the field instead. A string with hidden
+// characters is refused, as everywhere.
+func (c *checker) known(obj map[string]any, key, want string, max int) {
+	if want == "" {
+		c.str(obj, "$", key, true, max)
+		return
+	}
+	v, present := obj[key]
+	if v == want {
+		return
+	}
+	if s, ok := v.(string); ok {
+		if msg := textProblem(s, false); msg != "" {
+			c.add("$."+key, "%s", msg)
+			return
+		}
+	}
+	obj[key] = want
+	was := "missing"
+	if present {
+		was = shown(v)
+	}
+	c.fix("$."+key, "set to %q (was %s)", want, was)
+}
+
+// verdict reads the report's verdict and findings. Either one is derived
+// from the other when missing: no findings and a clean verdict are one
+// reading. A clean verdict with findings, or issues_found with none, has two.
+func (c *checker) verdict(obj map[string]any) (string, []any) {
+	_, listed := obj["findings"]
+	listed = listed && obj["findings"] != nil
+	findings := c.array(obj, "$", "findings", false)
+	var verdict string
+	if v, ok := obj["verdict"]; ok && v != nil {
+		verdict = c.enum(obj, "$", "verdict", "clean", "issues_found")
+	} else if listed {
+		verdict = map[bool]string{true: "clean", false: "issues_found"}[len(findings) == 0]
+		c.fix("$.verdict", "set to %q (was missing), from the findings", verdict)
+	} else {
+		c.add("$.verdict", "is required")
+	}
+	switch {
+	case !listed && verdict == "clean":
+		was := "missing"
+		if _, present := obj["findings"]; present {
+			was = "null"
+		}
+		findings = []any{}
+		c.fix("$.findings", "set to [] (was %s), as the verdict is clean", was)
+	case !listed:
+		c.add("$.findings", "is required (an array)")
+	case verdict == "clean" && len(findings) > 0:
+		c.add("$.verdict", `is "clean" but findings is not empty; use "issues_found" or drop the findings`)
+	case verdict == "issues_found" && len(findings) == 0:
+		c.add("$.verdict", `is "issues_found" but findings is empty; use "clean"`)
+	}
+	return verdict, findings
+}
+
 func (c *checker) finding(v any, p string, exp Expect) {
 	o := c.object(v, p)
 	if o == nil {
 		return
 	}
 	c.exact(o, p, "severity", "confidence", "category", "file", "line", "end_line", "title", "description", "evidence", "suggestion", "rule", "prior")
-	c.enum(o, p, "severity", Severities...)
-	if n, ok := c.integer(o, p, "confidence", true); ok && (n < 0 || n > 100) {
-		c.add(p+".confidence", "must be between 0 and 100 (got %d)", n)
-	} else if ok && n < exp.Threshold {
-		c.add(p+".confidence", "is %d, below the confidence threshold %d: verify the finding until you can raise its confidence, or drop it", n, exp.Threshold)
+	c.enumOf(o, p, "severity", severitySynonyms, Severities...)
+	if n, ok := c.confidence(o, p); ok && n < exp.Threshold {
+		c.fix(p+".confidence", "%d is below the confidence threshold %d: kept as a note, never blocking", n, exp.Threshold)
 	}
 	if cat := c.str(o, p, "category", true, 64); cat != "" && !slices.Contains(Categories, cat) {
-		c.add(p+".category", "must be one of %s (got %q); refine with \"rule\", not with a new category", strings.Join(Categories, ", "), cat)
-	}
-	if file := c.str(o, p, "file", true, 4096); file != "" {
-		if msg := c.outsideOnce(exp.Root, file); msg != "" {
-			c.add(p+".file", "%s", msg)
+		if want, ok := fold(cat, categorySynonyms, Categories...); ok {
+			o["category"] = want
+			c.fix(p+".category", "read %s as %q", quoted(cat), want)
+		} else {
+			c.add(p+".category", "must be one of %s (got %q); refine with \"rule\", not with a new category", strings.Join(Categories, ", "), cat)
 		}
 	}
-	line, okLine := c.integer(o, p, "line", true)
-	if okLine && line < 1 {
-		c.add(p+".line", "must be ≥ 1 (got %d)", line)
-	}
-	if end, ok := c.integer(o, p, "end_line", false); ok && okLine && end < line {
-		c.add(p+".end_line", "must be ≥ line (%d), got %d", line, end)
+	c.location(o, p, exp)
+	if t, ok := o["title"].(string); ok && len(strings.TrimSpace(t)) > MaxTitleLen {
+		o["title"] = cut(strings.TrimSpace(t), MaxTitleLen)
+		c.fix(p+".title", "cut to %d characters from %d", MaxTitleLen, len(t))
 	}
 	c.str(o, p, "title", true, MaxTitleLen)
 	c.text(o, p, "description", true, MaxTextLen, true)
@@ -373,8 +458,59 @@ func (c *checker) finding(v any, p string, exp Expect) {
 		c.text(o, p, k, false, MaxTextLen, true)
 	}
 	c.str(o, p, "rule", false, 128)
-	if prior := c.str(o, p, "prior", false, 32); prior != "" && !isID(prior) {
-		c.add(p+".prior", "must look like F-0001 (got %q)", prior)
+	if prior := c.str(o, p, "prior", false, 32); prior != "" {
+		if n := normID(prior); n != prior && isID(n) {
+			o["prior"] = n
+			c.fix(p+".prior", "read %s as %q", quoted(prior), n)
+		} else if !isID(prior) {
+			c.add(p+".prior", "must look like F-0001 (got %q)", prior)
+		}
+	}
+}
+
+// location reads a finding's file and lines. A line suffix on the file
+// ("a.go:42") stands for a missing line; one that disagrees with the line
+// given has two readings.
+func (c *checker) location(o map[string]any, p string, exp Expect) {
+	var loc location
+	if file := c.str(o, p, "file", true, 4096); file != "" {
+		var msg string
+		if loc, msg = c.projectPath(exp, file); msg != "" {
+			c.add(p+".file", "%s", msg)
+		} else if loc.file != file {
+			o["file"] = loc.file
+			c.fix(p+".file", "read %s as %q", quoted(file), loc.file)
+		}
+	}
+	line, okLine := 0, false
+	if o["line"] != nil {
+		line, okLine = c.line(o, p, "line")
+	}
+	switch {
+	case loc.line > 0 && (o["line"] == nil || okLine && line == 0):
+		line, okLine = loc.line, true
+		o["line"] = json.Number(strconv.Itoa(line))
+		c.fix(p+".line", "set to %d, from the file", line)
+		if loc.end > 0 && o["end_line"] == nil {
+			o["end_line"] = json.Number(strconv.Itoa(loc.end))
+		}
+	case o["line"] == nil:
+		c.add(p+".line", "is required: the line the finding is about (the first line of the file for a finding about all of it)")
+	case okLine && loc.line > 0 && line != loc.line:
+		c.add(p+".line", "is %d but the file names line %d; give one line", line, loc.line)
+	case okLine && line < 1:
+		c.add(p+".line", "must be ≥ 1 (got %d): the line the finding is about (the first line of the file for a finding about all of it)", line)
+	}
+	if o["end_line"] == nil {
+		return
+	}
+	end, ok := c.line(o, p, "end_line")
+	switch {
+	case ok && end == 0:
+		delete(o, "end_line")
+		c.fix(p+".end_line", "0 read as no end line")
+	case ok && okLine && end < line:
+		c.add(p+".end_line", "must be ≥ line (%d), got %d", line, end)
 	}
 }
 
@@ -439,10 +575,13 @@ func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 			fp := fmt.Sprintf("%s.files[%d]", p, j)
 			if !ok {
 				c.add(fp, "must be a string")
-			} else if msg := textProblem(s, false); msg != "" {
+			} else if msg := textProblem(strings.TrimSpace(s), false); msg != "" {
 				c.add(fp, "%s", msg)
-			} else if msg := c.outsideOnce(exp.Root, s); msg != "" {
+			} else if loc, msg := c.projectPath(exp, strings.TrimSpace(s)); msg != "" {
 				c.add(fp, "%s", msg)
+			} else if loc.file != s {
+				c.fix(fp, "read %s as %q", quoted(s), loc.file)
+				s = loc.file
 			}
 			res.Files = append(res.Files, s)
 		}
@@ -452,6 +591,7 @@ func ValidateFix(raw []byte, exp Expect) (FixReport, Problems) {
 	if c.ps != nil {
 		return FixReport{}, c.ps
 	}
+	r.Normalised = c.fixes
 	return r, nil
 }
 
@@ -490,6 +630,7 @@ func ValidateValidation(raw []byte, exp Expect) (ValidationReport, Problems) {
 	if c.ps != nil {
 		return ValidationReport{}, c.ps
 	}
+	r.Normalised = c.fixes
 	return r, nil
 }
 
