@@ -3,6 +3,7 @@ package review
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -15,7 +16,24 @@ const (
 	StatusReopened  = "reopened"  // resolved earlier, raised again
 	StatusResolved  = "resolved"  // open earlier, not raised by a later review
 	StatusDisproved = "disproved" // the validator showed it is not a problem
+	StatusWithdrawn = "withdrawn" // its reviewers accepted the fixer's dispute (fix_checks)
 )
+
+// Fix-check answers: a reviewer's word on a finding it raised that the fixer
+// reported on. Only CheckFixed and CheckWithdrawn let a blocking finding go.
+const (
+	CheckFixed          = "fixed"
+	CheckNotFixed       = "not_fixed"
+	CheckPartiallyFixed = "partially_fixed"
+	CheckWithdrawn      = "withdrawn"
+)
+
+// CheckStatuses are the fix-check answers a reviewer may give.
+var CheckStatuses = []string{CheckFixed, CheckNotFixed, CheckPartiallyFixed, CheckWithdrawn}
+
+// MaxClaimNote is how much of the fixer's note the ledger keeps for the
+// reviewers' prompts; fix.json holds all of it.
+const MaxClaimNote = 240
 
 // maxTitles is how many wordings of one finding the ledger remembers for
 // matching later sightings.
@@ -40,7 +58,8 @@ type Entry struct {
 	PreExisting bool     `json:"pre_existing,omitempty"`
 	First       int      `json:"first_iteration"`
 	Last        int      `json:"last_iteration"`
-	Claim       string   `json:"claim,omitempty"`   // the fixer's latest status for it
+	Claim       string   `json:"claim,omitempty"`      // the fixer's latest status for it
+	ClaimNote   string   `json:"claim_note,omitempty"` // and its note: one line, at most MaxClaimNote characters
 	Reopens     int      `json:"reopens,omitempty"` // times it came back after it was resolved
 }
 
@@ -134,7 +153,8 @@ func Merge(ledger []Entry, reports []Report, p Policy, d Diff) ([]Entry, []Merge
 // chose (spec §5): the same file, overlapping or near lines and a similar
 // title, the same rule key nearby, or an explicit prior make one finding.
 // At most MaxRoundFindings newly raised findings are kept; the round's
-// findings also list every earlier one a fix_check says is not fixed.
+// findings also list every earlier one still open that nobody raised again:
+// a fix_check said it is not fixed, or (blocking) no check let it go.
 func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 	next := slices.Clone(ledger)
 	if d.Moved != nil {
@@ -177,7 +197,7 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 		}
 		e := &next[i]
 		switch e.Status {
-		case StatusResolved:
+		case StatusResolved, StatusWithdrawn:
 			e.Status = StatusReopened
 			e.Reopens++
 		case StatusDisproved:
@@ -200,38 +220,76 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 		round = append(round, Merged{ID: e.ID, Status: e.Status, New: isNew, Blocking: e.Open() && e.Blocking,
 			PreExisting: e.PreExisting, Reviewers: g.reviewers, Finding: g.rep})
 	}
-	// A reviewer's fix_check that says a claimed fix did not work keeps the
-	// finding open even when nobody re-raised it as a finding.
-	notFixed := map[string][]string{}
-	for _, r := range reports {
-		for _, fc := range r.FixChecks {
-			if fc.Status != "fixed" && !slices.Contains(notFixed[fc.ID], r.Reviewer) {
-				notFixed[fc.ID] = append(notFixed[fc.ID], r.Reviewer)
-			}
-		}
-	}
+	checks := fixChecks(reports)
 	for i := range next {
 		e := &next[i]
 		if matched[i] || !e.Open() {
 			continue
 		}
-		who, ok := notFixed[e.ID]
-		if !ok {
-			e.Status = StatusResolved
+		status, who := settle(*e, checks[e.ID])
+		if status != StatusOpen {
+			e.Status = status
 			continue
 		}
-		slices.Sort(who)
+		desc := "The fix for this finding did not hold (fix_checks)."
+		if len(who) == 0 {
+			// A blocking finding nobody gave a verdict on (its reviewers
+			// failed this round) stays with the reviewers it had.
+			who = e.Reviewers
+			desc = "No reviewer that raised it gave a verdict on it this round (fix_checks); it still blocks."
+		}
 		e.Last, e.Reviewers = p.Iteration, who
 		round = append(round, Merged{ID: e.ID, Status: e.Status, Blocking: e.Blocking, PreExisting: e.PreExisting, Reviewers: who,
 			Finding: Finding{Severity: e.Severity, Confidence: e.Confidence, Category: e.Category, Rule: e.Rule, File: e.File,
-				Line: e.Line, EndLine: e.EndLine, Title: e.Title,
-				Description: "The fix for this finding did not hold (fix_checks)."}})
+				Line: e.Line, EndLine: e.EndLine, Title: e.Title, Description: desc}})
 	}
 	slices.SortFunc(round, func(a, b Merged) int { return cmp.Compare(a.ID, b.ID) })
 	if testHookCompared != nil {
 		testHookCompared(compared)
 	}
 	return Round{Ledger: next, Findings: round, Dropped: len(dropped)}
+}
+
+// fixChecks gathers a round's fix checks: finding id → reviewer → answer.
+func fixChecks(reports []Report) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, r := range reports {
+		for _, fc := range r.FixChecks {
+			if out[fc.ID] == nil {
+				out[fc.ID] = map[string]string{}
+			}
+			out[fc.ID][r.Reviewer] = fc.Status
+		}
+	}
+	return out
+}
+
+// settle decides an open finding nobody raised again this round from its
+// reviewers' fix checks: open while any says not_fixed or partially_fixed
+// (who lists them); else withdrawn when any withdrew it, resolved when one
+// says fixed. Without any answer a blocking finding stays open (who is
+// empty) — only a verdict lets it go — and a non-blocking one is resolved.
+func settle(e Entry, checks map[string]string) (status string, who []string) {
+	withdrawn, fixed := false, false
+	for _, name := range slices.Sorted(maps.Keys(checks)) {
+		switch checks[name] {
+		case CheckWithdrawn:
+			withdrawn = true
+		case CheckFixed:
+			fixed = true
+		default:
+			who = append(who, name)
+		}
+	}
+	switch {
+	case len(who) > 0:
+		return StatusOpen, who
+	case withdrawn:
+		return StatusWithdrawn, nil
+	case fixed || !e.Blocking:
+		return StatusResolved, nil
+	}
+	return StatusOpen, nil
 }
 
 // mostSevereGroups keeps the n most severe groups, then the most confident,
