@@ -266,8 +266,8 @@ func fixChecks(reports []Report) map[string]map[string]string {
 
 // settle decides an open finding nobody raised again this round from its
 // reviewers' fix checks: open while any says not_fixed or partially_fixed
-// (who lists them); else withdrawn when any withdrew it, resolved when one
-// says fixed. Without any answer a blocking finding stays open (who is
+// (who lists them); else withdrawn when any withdrew it (or said fixed of
+// one the fixer disputed or deferred), resolved when one says fixed. Without any answer a blocking finding stays open (who is
 // empty) — only a verdict lets it go — and a non-blocking one is resolved.
 func settle(e Entry, checks map[string]string) (status string, who []string) {
 	withdrawn, fixed := false, false
@@ -284,7 +284,9 @@ func settle(e Entry, checks map[string]string) (status string, who []string) {
 	switch {
 	case len(who) > 0:
 		return StatusOpen, who
-	case withdrawn:
+	case withdrawn || (fixed && (e.Claim == "disputed" || e.Claim == "deferred")):
+		// The fixer changed nothing for a disputed or deferred finding: its
+		// reviewers letting it go accept the dispute, whatever word they use.
 		return StatusWithdrawn, nil
 	case fixed || !e.Blocking:
 		return StatusResolved, nil
