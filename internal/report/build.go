@@ -111,7 +111,9 @@ func findings(r *loop.Run, iters []Iteration) []Finding {
 		n := i + 1
 		if it.Verdict != nil {
 			for _, m := range it.Verdict.Findings {
-				details[m.ID] = m.Finding
+				if _, ok := details[m.ID]; !ok || !m.Kept {
+					details[m.ID] = m.Finding // a finding kept open by fix checks keeps the description it was raised with
+				}
 			}
 		}
 		if it.Fix != nil {
@@ -185,8 +187,8 @@ func disputed(f Finding) bool {
 	return f.Fixer != nil && (f.Fixer.Status == "disputed" || f.Fixer.Status == "deferred")
 }
 
-// withdrawal says who withdrew a finding and why: their fix checks, then the
-// fixer's word they accepted.
+// withdrawal says who let a withdrawn finding go and why (the fix checks of
+// the last round that checked it), then the fixer's word they accepted.
 func withdrawal(f Finding) string {
 	last := 0
 	for _, c := range f.FixChecks {
@@ -194,20 +196,24 @@ func withdrawal(f Finding) string {
 	}
 	var parts []string
 	for _, c := range f.FixChecks {
-		if c.Iteration == last { // the round that let it go
-			part := fmt.Sprintf("%s answered %s in iteration %d", c.Reviewer, c.Status, c.Iteration)
-			if c.Note != "" {
-				part += ": " + c.Note
-			}
-			parts = append(parts, part)
+		if c.Iteration != last {
+			continue
 		}
+		part := fmt.Sprintf("%s withdrew it in iteration %d", c.Reviewer, c.Iteration)
+		if c.Status != review.CheckWithdrawn {
+			part = fmt.Sprintf("%s answered %s in iteration %d", c.Reviewer, c.Status, c.Iteration)
+		}
+		if c.Note != "" {
+			part += " (" + c.Note + ")"
+		}
+		parts = append(parts, part)
 	}
-	why := "its reviewers withdrew it"
-	if len(parts) > 0 {
-		why += " (" + strings.Join(parts, "; ") + ")"
+	why := strings.Join(parts, "; ")
+	if why == "" {
+		why = "its reviewers withdrew it"
 	}
 	if f.Fixer != nil {
-		why += "; the fixer " + f.Fixer.Status + " it"
+		why += ", accepting that the fixer " + f.Fixer.Status + " it"
 		if f.Fixer.Note != "" {
 			why += ": " + f.Fixer.Note
 		}

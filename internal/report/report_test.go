@@ -538,7 +538,7 @@ func TestDisputeIsNeverFixed(t *testing.T) {
 	if dispute.Disposition != report.Disputed {
 		t.Errorf("%s (resolved, disputed by the fixer) is %s, want disputed", dispute.ID, dispute.Disposition)
 	}
-	want := "its reviewers withdrew it (critic answered withdrawn in iteration 1: " + withdrawn.Title + "); the fixer disputed it: " + withdrawn.Title
+	want := "critic withdrew it in iteration 1 (" + withdrawn.Title + "), accepting that the fixer disputed it: " + withdrawn.Title
 	if withdrawn.Disposition != report.Withdrawn || withdrawn.Reason != want {
 		t.Errorf("%s: %s, %q; want withdrawn, %q", withdrawn.ID, withdrawn.Disposition, withdrawn.Reason, want)
 	}

@@ -72,6 +72,7 @@ type Merged struct {
 	ID          string   `json:"id"`
 	Status      string   `json:"status"`
 	New         bool     `json:"new"`
+	Kept        bool     `json:"kept,omitempty"` // not raised again, kept open by its fix checks; described in an earlier round
 	Blocking    bool     `json:"blocking"`
 	PreExisting bool     `json:"pre_existing,omitempty"`
 	Reviewers   []string `json:"reviewers"`
@@ -231,15 +232,14 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 			e.Status = status
 			continue
 		}
-		desc := "The fix for this finding did not hold (fix_checks)."
+		desc := stillOpen(*e, who, reports)
 		if len(who) == 0 {
 			// A blocking finding nobody gave a verdict on (its reviewers
 			// failed this round) stays with the reviewers it had.
 			who = e.Reviewers
-			desc = "No reviewer that raised it gave a verdict on it this round (fix_checks); it still blocks."
 		}
 		e.Last, e.Reviewers = p.Iteration, who
-		round = append(round, Merged{ID: e.ID, Status: e.Status, Blocking: e.Blocking, PreExisting: e.PreExisting, Reviewers: who,
+		round = append(round, Merged{ID: e.ID, Status: e.Status, Kept: true, Blocking: e.Blocking, PreExisting: e.PreExisting, Reviewers: who,
 			Finding: Finding{Severity: e.Severity, Confidence: e.Confidence, Category: e.Category, Rule: e.Rule, File: e.File,
 				Line: e.Line, EndLine: e.EndLine, Title: e.Title, Description: desc}})
 	}
@@ -292,6 +292,35 @@ func settle(e Entry, checks map[string]string) (status string, who []string) {
 		return StatusResolved, nil
 	}
 	return StatusOpen, nil
+}
+
+// stillOpen says why a finding nobody raised again is still open: the
+// fixer's word and each keeping reviewer's answer (who), or that no
+// reviewer answered.
+func stillOpen(e Entry, who []string, reports []Report) string {
+	why := "Not raised again, but still open"
+	if e.Claim != "" {
+		why += " after the fixer's " + e.Claim
+		if e.ClaimNote != "" {
+			why += " (" + e.ClaimNote + ")"
+		}
+	}
+	var answers []string
+	for _, r := range reports {
+		for _, fc := range r.FixChecks {
+			if fc.ID == e.ID && slices.Contains(who, r.Reviewer) {
+				a := r.Reviewer + " answered " + fc.Status
+				if fc.Note != "" {
+					a += " (" + fc.Note + ")"
+				}
+				answers = append(answers, a)
+			}
+		}
+	}
+	if len(answers) == 0 {
+		answers = []string{"no reviewer that raised it gave a verdict on it this round"}
+	}
+	return why + ": " + strings.Join(answers, "; ") + ". Its description is in the verdict.json of the round that last raised it."
 }
 
 // mostSevereGroups keeps the n most severe groups, then the most confident,
