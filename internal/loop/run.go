@@ -182,11 +182,15 @@ func (r *Run) ColdLoaded() bool { return r.cold }
 func (r *Run) summarize() {
 	s := Digest{Blocking: []string{}, Counts: map[string]int{}, Checks: map[string][]string{}, Unfixed: map[string]Claim{}, Verdict: review.Approve}
 	var blocking []review.Entry
+	recheck := map[string]bool{}
+	for _, id := range slices.Concat(r.Recheck, r.Claimed) { // Claimed alone: a state written before Recheck
+		recheck[id] = true
+	}
 	for _, e := range r.Findings {
 		if n, err := strconv.Atoi(strings.TrimPrefix(e.ID, "F-")); err == nil {
 			s.LastID = max(s.LastID, n)
 		}
-		if e.Open() && (slices.Contains(r.Recheck, e.ID) || slices.Contains(r.Claimed, e.ID)) {
+		if e.Open() && recheck[e.ID] {
 			for _, name := range e.Reviewers {
 				s.Checks[name] = append(s.Checks[name], e.ID)
 			}
