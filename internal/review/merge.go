@@ -13,8 +13,8 @@ import (
 // Finding statuses in the ledger.
 const (
 	StatusOpen      = "open"      // raised in the latest review
-	StatusReopened  = "reopened"  // resolved earlier, raised again
-	StatusResolved  = "resolved"  // open earlier, not raised by a later review
+	StatusReopened  = "reopened"  // resolved or withdrawn earlier, raised again
+	StatusResolved  = "resolved"  // open earlier, let go by a later review (fix_checks)
 	StatusDisproved = "disproved" // the validator showed it is not a problem
 	StatusWithdrawn = "withdrawn" // its reviewers accepted the fixer's dispute (fix_checks)
 )
@@ -60,7 +60,7 @@ type Entry struct {
 	Last        int      `json:"last_iteration"`
 	Claim       string   `json:"claim,omitempty"`      // the fixer's latest status for it
 	ClaimNote   string   `json:"claim_note,omitempty"` // and its note: one line, at most MaxClaimNote characters
-	Reopens     int      `json:"reopens,omitempty"` // times it came back after it was resolved
+	Reopens     int      `json:"reopens,omitempty"`    // times it came back after it was resolved
 }
 
 // Open reports whether the entry is still a live finding.
@@ -267,8 +267,9 @@ func fixChecks(reports []Report) map[string]map[string]string {
 // settle decides an open finding nobody raised again this round from its
 // reviewers' fix checks: open while any says not_fixed or partially_fixed
 // (who lists them); else withdrawn when any withdrew it (or said fixed of
-// one the fixer disputed or deferred), resolved when one says fixed. Without any answer a blocking finding stays open (who is
-// empty) — only a verdict lets it go — and a non-blocking one is resolved.
+// one the fixer disputed or deferred), resolved when one says fixed.
+// Without any answer a blocking finding stays open (who is empty) — only a
+// verdict lets it go — and a non-blocking one is resolved.
 func settle(e Entry, checks map[string]string) (status string, who []string) {
 	withdrawn, fixed := false, false
 	for _, name := range slices.Sorted(maps.Keys(checks)) {
