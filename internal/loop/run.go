@@ -118,7 +118,7 @@ type Run struct {
 	LastOpen    []string             `json:"last_open,omitempty"`
 	Claimed     []string             `json:"claimed,omitempty"` // findings the last fixer says it fixed
 	Recheck     []string             `json:"recheck,omitempty"` // findings the next review round must give a verdict on
-	Digest      Digest               `json:"digest"` // the ledger in brief: all a hook needs of it
+	Digest      Digest               `json:"digest"`            // the ledger in brief: all a hook needs of it
 	StopBlocks  int                  `json:"stop_blocks"`
 	Announced   bool                 `json:"announced,omitempty"`
 	Tokens      int                  `json:"tokens,omitempty"`
