@@ -153,8 +153,8 @@ func check(id, status, note string) map[string]any {
 // a pre-existing bug, a command injection the validator disproves, a short
 // name the fixer disputes, an info note the fixer defers and a hostile
 // title; the fixer fixes the bug and claims to fix the hostile finding;
-// iteration 2 (the last) confirms the first fix, not the second, and raises
-// a new medium finding (a note). The run stops at max_iterations with
+// iteration 2 (the last) confirms the first fix, not the second, withdraws
+// the disputed name and raises a new medium finding (a note). The run stops at max_iterations with
 // REQUEST_CHANGES.
 func fixtureRun(t *testing.T) (*app.App, app.Project, *loop.Run) {
 	t.Helper()
@@ -280,20 +280,25 @@ func fixtureRun(t *testing.T) (*app.App, app.Project, *loop.Run) {
 	again := maps.Clone(hostileTitle)
 	again["prior"] = byTitle[hostileTitle["title"].(string)]
 	report("critic", reviewerMessage(t, "critic", []map[string]any{again, maxBug, staleDoc}, critic))
-	report("silent-failure-hunter", reviewerMessage(t, "silent-failure-hunter", []map[string]any{wrapInfo}, fixChecks(r.FixChecks("silent-failure-hunter"), "")))
+	// silent-failure-hunter accepts the fixer's dispute of the short name
+	// and keeps the deferred note it raises again.
+	var hunter []map[string]any
+	for _, fid := range r.FixChecks("silent-failure-hunter") {
+		switch fid {
+		case byTitle["The name t says nothing"]:
+			hunter = append(hunter, check(fid, "withdrawn", "agreed: t is clear in a three-line loop"))
+		case byTitle["Run's error carries no context"]:
+			hunter = append(hunter, check(fid, "not_fixed", ""))
+		default:
+			hunter = append(hunter, check(fid, "fixed", ""))
+		}
+	}
+	report("silent-failure-hunter", reviewerMessage(t, "silent-failure-hunter", []map[string]any{wrapInfo}, hunter))
 	r, err = proj.Load(id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a, proj, r
-}
-
-func fixChecks(ids []string, note string) []map[string]any {
-	var out []map[string]any
-	for _, id := range ids {
-		out = append(out, check(id, "fixed", note))
-	}
-	return out
 }
 
 // titles maps the titles of the run's findings to their ids.
@@ -416,5 +421,40 @@ func TestReportWithoutItsFiles(t *testing.T) {
 	}
 	if _, err := runreport.ValidateMarkdown(md); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestGoldenDisputeUnderFixedFails: the golden report with its withdrawn
+// dispute (F-0005) moved under "Fixed", as whetstone once rendered it, is
+// refused: a finding the fixer disputed is never reported as fixed.
+func TestGoldenDisputeUnderFixedFails(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "report", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := runreport.Decode(data)
+	if err != nil {
+		t.Fatalf("the golden report.json is refused: %v", err)
+	}
+	found := false
+	for i, f := range rep.Findings {
+		if f.ID == "F-0005" {
+			if f.Disposition != runreport.Withdrawn || f.Fixer == nil || f.Fixer.Status != "disputed" {
+				t.Fatalf("golden F-0005 is %s (fixer %+v), want withdrawn after a dispute", f.Disposition, f.Fixer)
+			}
+			rep.Findings[i].Disposition, rep.Findings[i].Status, rep.Findings[i].Reason = runreport.Fixed, "resolved", ""
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("the golden report has no F-0005")
+	}
+	md := rep.Markdown()
+	if !strings.Contains(md, "## Fixed (2)") {
+		t.Fatalf("the forged report.md does not list F-0005 under Fixed:\n%s", md)
+	}
+	want := "a disputed or deferred finding is never reported as fixed"
+	if _, err := runreport.ValidateMarkdown([]byte(md)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ValidateMarkdown = %v, want an error containing %q", err, want)
 	}
 }

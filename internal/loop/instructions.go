@@ -138,8 +138,8 @@ func (r *Run) Task(name string) string {
 		if r.Iteration > 1 {
 			prev := fmt.Sprintf("%s/iter-%d", r.Dir(), r.Iteration-1)
 			fmt.Fprintf(&b, "What the fixer changed since the last review: %s/fix.patch. Earlier findings: %s/verdict.json; the fixer's report: %s/fix.json.\n", dir, prev, prev)
-			if ids := r.FixChecks(name); len(ids) > 0 {
-				fmt.Fprintf(&b, "Check these fixes of findings you raised, one fix_checks entry each: %s.\n", strings.Join(ids, ", "))
+			for _, line := range r.CheckLines(name) {
+				b.WriteString(line + "\n")
 			}
 		}
 		b.WriteString(r.Rule() + "\n")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,16 @@ func bug(title string) review.Report {
 }
 
 var clean = review.Report{Reviewer: "critic", Verdict: "clean"}
+
+// answer is a clean report of critic giving the same fix-check answer on
+// every finding it must check.
+func answer(r *Run, status string) review.Report {
+	rep := review.Report{Reviewer: "critic", Verdict: "clean"}
+	for _, id := range r.FixChecks("critic") {
+		rep.FixChecks = append(rep.FixChecks, review.FixCheck{ID: id, Status: status})
+	}
+	return rep
+}
 
 // reviewed concludes a review round with the given reports.
 func reviewed(r *Run, now time.Time, reports ...review.Report) string {
@@ -51,7 +62,7 @@ func TestDeepRunValidatesAndNeedsTwoCleanPasses(t *testing.T) {
 	if diff := cmp.Diff([]string{"F-0001"}, r.Claimed); diff != "" {
 		t.Errorf("claimed (-want +got):\n%s", diff)
 	}
-	reviewed(r, t0, clean)
+	reviewed(r, t0, answer(r, review.CheckFixed))
 	if r.Phase != Review || r.Iteration != 3 {
 		t.Fatalf("after one clean pass at deep: %s iteration %d, want review iteration 3", r.Phase, r.Iteration)
 	}
@@ -316,6 +327,7 @@ func TestHotStateStaysSmall(t *testing.T) {
 		}
 		if r.Phase == Fix {
 			r.Apply(&Event{Kind: FixDone, Now: t0, Fix: &review.FixReport{}})
+			reports[0].FixChecks = answer(r, review.CheckFixed).FixChecks
 		}
 		reviewed(r, t0, reports...)
 	}
@@ -355,7 +367,7 @@ func TestPromptsStateTheRunsRuleAndTheChange(t *testing.T) {
 	}
 	r.Apply(&Event{Kind: FixDone, Now: t0, Fix: &review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: "fixed"}}}})
 	critic, pedant := r.Task("critic"), r.Task("pedant")
-	if !strings.Contains(critic, "one fix_checks entry each: F-0001.") || !strings.Contains(critic, "iter-2/fix.patch") {
+	if !strings.Contains(critic, "one fix_checks entry each (fixed | not_fixed | partially_fixed | withdrawn): F-0001.\n") || !strings.Contains(critic, "iter-2/fix.patch") {
 		t.Errorf("critic, who raised F-0001, is not asked to check it:\n%s", critic)
 	}
 	if strings.Contains(pedant, "fix_checks entry") {
@@ -377,7 +389,7 @@ func TestFixChecksOnlyInTheRoundAfterTheFix(t *testing.T) {
 	if got := r.FixChecks("critic"); len(got) != 1 {
 		t.Fatalf("iteration 2 fix checks = %v, want F-0001", got)
 	}
-	reviewed(r, t0, clean)
+	reviewed(r, t0, answer(r, review.CheckFixed))
 	if r.Phase != Review || r.Iteration != 3 {
 		t.Fatalf("got %s %d, want the confirmation pass (review 3)", r.Phase, r.Iteration)
 	}
@@ -458,4 +470,115 @@ func TestAbortedAndErroredRunsHaveNoVerdict(t *testing.T) {
 	if stopped.StopReason != MaxIterations || stopped.Verdict != review.RequestChanges {
 		t.Errorf("stopped by a rule: %s %q, want max_iterations REQUEST_CHANGES", stopped.StopReason, stopped.Verdict)
 	}
+}
+
+// twoBugs is critic's first report: F-0001 at a.go:1, F-0002 at a.go:40.
+func twoBugs() review.Report {
+	rep := bug("wrong sum")
+	other := rep.Findings[0]
+	other.Line, other.EndLine, other.Title = 40, 40, "cache never evicts"
+	rep.Findings = append(rep.Findings, other)
+	return rep
+}
+
+// TestEveryFixerAnswerGoesToItsReviewer: whatever the fixer said of a
+// blocking finding (or nothing, when it failed), its reviewer is asked for
+// a verdict on it, with the fixer's status and note when it did not claim a
+// fix; only fixed or withdrawn lets the finding go, and one the fixer
+// disputed or deferred goes as withdrawn, never as fixed.
+func TestEveryFixerAnswerGoesToItsReviewer(t *testing.T) {
+	for _, claim := range []string{"fixed", "not_fixed", "disputed", "deferred", "fixer failed"} {
+		for _, check := range review.CheckStatuses {
+			t.Run(claim+"/"+check, func(t *testing.T) {
+				r := New("r-1", "s", settings("standard"), []string{"critic"}, t0)
+				reviewed(r, t0, twoBugs())
+				fix := &review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: claim, Note: "the caller\nchecks it"}, {ID: "F-0002", Status: "fixed"}}}
+				if claim == "fixer failed" {
+					fix = nil
+				}
+				r.Apply(&Event{Kind: FixDone, Now: t0, Fix: fix})
+				if diff := cmp.Diff([]string{"F-0001", "F-0002"}, r.FixChecks("critic")); diff != "" {
+					t.Fatalf("fix checks (-want +got):\n%s", diff)
+				}
+				prompt := r.Task("critic")
+				asked := map[string]string{
+					"fixed": "", "not_fixed": "- F-0001 not_fixed: the caller checks it\n", "disputed": "- F-0001 disputed: the caller checks it\n",
+					"deferred": "- F-0001 deferred: the caller checks it\n", "fixer failed": "- F-0001 no answer from the fixer\n",
+				}[claim]
+				if !strings.Contains(prompt, asked) || (asked == "") == strings.Contains(prompt, "Answer withdrawn only if") {
+					t.Errorf("critic's prompt does not carry the fixer's word %q:\n%s", asked, prompt)
+				}
+				rep := review.Report{Reviewer: "critic", Verdict: "clean", FixChecks: []review.FixCheck{{ID: "F-0001", Status: check}, {ID: "F-0002", Status: "fixed"}}}
+				reviewed(r, t0, rep)
+				r.LoadCold(r.Findings, r.History)
+				status := r.Findings[0].Status
+				switch check {
+				case review.CheckFixed, review.CheckWithdrawn:
+					want := review.StatusWithdrawn // a disputed or deferred finding is never fixed
+					if check == review.CheckFixed && claim != "disputed" && claim != "deferred" {
+						want = review.StatusResolved
+					}
+					if status != want {
+						t.Errorf("F-0001 = %s, want %s", status, want)
+					}
+					if r.Phase != Done || r.Verdict != review.Approve {
+						t.Errorf("run %s %s, want done APPROVE", r.Phase, r.Verdict)
+					}
+				default:
+					if status != review.StatusOpen || !slices.Equal(r.Digest.Blocking, []string{"F-0001"}) {
+						t.Errorf("F-0001 = %s, blocking %v; want it open and blocking", status, r.Digest.Blocking)
+					}
+					if r.Phase != Fix || r.Iteration != 2 {
+						t.Errorf("run %s %d, want fix 2", r.Phase, r.Iteration)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestStandoffStalls: a fixer that keeps disputing a finding its reviewer
+// keeps stops the run as stalled with REQUEST_CHANGES, never APPROVE; at
+// deep depth only after the validator confirmed it, and a validator that
+// disproves it ends the standoff instead.
+func TestStandoffStalls(t *testing.T) {
+	dispute := &review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: "disputed", Note: "the caller checks it"}}}
+	validated := func(status string) *Event {
+		return &Event{Kind: ValidationDone, Now: t0, Validation: &review.ValidationReport{Results: []review.Check{{ID: "F-0001", Status: status}}}}
+	}
+	t.Run("standard", func(t *testing.T) {
+		r := New("r-1", "s", settings("standard"), []string{"critic"}, t0)
+		reviewed(r, t0, bug("wrong sum"))
+		r.Apply(&Event{Kind: FixDone, Now: t0, Fix: dispute})
+		reviewed(r, t0, answer(r, review.CheckNotFixed))
+		if r.Phase != Stopped || r.StopReason != Stalled || r.Verdict != review.RequestChanges {
+			t.Errorf("got %s (%s) %s, want stopped (stalled) REQUEST_CHANGES", r.Phase, r.StopReason, r.Verdict)
+		}
+	})
+	t.Run("deep, confirmed", func(t *testing.T) {
+		r := New("r-1", "s", settings("deep"), []string{"critic"}, t0)
+		reviewed(r, t0, bug("wrong sum"))
+		r.Apply(validated("confirmed"))
+		r.Apply(&Event{Kind: FixDone, Now: t0, Fix: dispute})
+		reviewed(r, t0, answer(r, review.CheckNotFixed))
+		if r.Phase != Validate {
+			t.Fatalf("phase %s, want validate: the validator weighs the dispute before the run stalls", r.Phase)
+		}
+		r.Apply(validated("confirmed"))
+		if r.Phase != Stopped || r.StopReason != Stalled || r.Verdict != review.RequestChanges {
+			t.Errorf("got %s (%s) %s, want stopped (stalled) REQUEST_CHANGES", r.Phase, r.StopReason, r.Verdict)
+		}
+	})
+	t.Run("deep, disproved", func(t *testing.T) {
+		r := New("r-1", "s", settings("deep"), []string{"critic"}, t0)
+		reviewed(r, t0, bug("wrong sum"))
+		r.Apply(validated("confirmed"))
+		r.Apply(&Event{Kind: FixDone, Now: t0, Fix: dispute})
+		reviewed(r, t0, answer(r, review.CheckNotFixed))
+		r.Apply(validated("disproved"))
+		reviewed(r, t0, clean)
+		if r.Phase != Done || r.Verdict != review.Approve || r.Findings[0].Status != review.StatusDisproved {
+			t.Errorf("got %s %s, F-0001 %s; want done APPROVE with F-0001 disproved", r.Phase, r.Verdict, r.Findings[0].Status)
+		}
+	})
 }

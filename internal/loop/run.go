@@ -4,6 +4,7 @@
 package loop
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,8 +116,9 @@ type Run struct {
 	RoundFailed []string             `json:"round_failed,omitempty"` // reviewers that failed in the last review round
 	CleanStreak int                  `json:"clean_streak"`
 	LastOpen    []string             `json:"last_open,omitempty"`
-	Claimed     []string             `json:"claimed,omitempty"`
-	Digest      Digest               `json:"digest"` // the ledger in brief: all a hook needs of it
+	Claimed     []string             `json:"claimed,omitempty"` // findings the last fixer says it fixed
+	Recheck     []string             `json:"recheck,omitempty"` // findings the next review round must give a verdict on
+	Digest      Digest               `json:"digest"`            // the ledger in brief: all a hook needs of it
 	StopBlocks  int                  `json:"stop_blocks"`
 	Announced   bool                 `json:"announced,omitempty"`
 	Tokens      int                  `json:"tokens,omitempty"`
@@ -142,9 +144,18 @@ type Digest struct {
 	Blocking []string            `json:"blocking"`          // ids of open blocking findings, sorted
 	Listed   []Brief             `json:"listed,omitempty"`  // the most severe of them, at most MaxListed
 	Counts   map[string]int      `json:"counts,omitempty"`  // open findings by severity
-	Checks   map[string][]string `json:"checks,omitempty"`  // reviewer → claimed fixes of findings it raised
+	Checks   map[string][]string `json:"checks,omitempty"`  // reviewer → findings it raised that it must give a verdict on
+	Unfixed  map[string]Claim    `json:"unfixed,omitempty"` // of those, the first MaxListed the fixer did not claim to fix
 	LastID   int                 `json:"last_id,omitempty"` // findings are F-0001 … F-<LastID>
 	Verdict  string              `json:"verdict,omitempty"` // the verdict over the open findings alone
+}
+
+// Claim is what the fixer said of a finding it did not claim to fix:
+// not_fixed, disputed, deferred, or "" when it said nothing (it failed or
+// left the id out), with its note.
+type Claim struct {
+	Status string `json:"status,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // Brief is one open blocking finding, as prompts list it.
@@ -170,15 +181,22 @@ func (r *Run) ColdLoaded() bool { return r.cold }
 
 // summarize recomputes the Digest from the ledger.
 func (r *Run) summarize() {
-	s := Digest{Blocking: []string{}, Counts: map[string]int{}, Checks: map[string][]string{}, Verdict: review.Approve}
+	s := Digest{Blocking: []string{}, Counts: map[string]int{}, Checks: map[string][]string{}, Unfixed: map[string]Claim{}, Verdict: review.Approve}
 	var blocking []review.Entry
+	recheck := map[string]bool{}
+	for _, id := range slices.Concat(r.Recheck, r.Claimed) { // Claimed alone: a state written before Recheck
+		recheck[id] = true
+	}
 	for _, e := range r.Findings {
 		if n, err := strconv.Atoi(strings.TrimPrefix(e.ID, "F-")); err == nil {
 			s.LastID = max(s.LastID, n)
 		}
-		if slices.Contains(r.Claimed, e.ID) {
+		if e.Open() && recheck[e.ID] {
 			for _, name := range e.Reviewers {
 				s.Checks[name] = append(s.Checks[name], e.ID)
+			}
+			if e.Claim != "fixed" && len(s.Unfixed) < MaxListed {
+				s.Unfixed[e.ID] = Claim{Status: e.Claim, Note: e.ClaimNote}
 			}
 		}
 		if !e.Open() {
@@ -461,10 +479,48 @@ func (r *Run) Rule() string {
 	return review.Rule(s.ConfidenceThreshold, s.BlockingSeverity, s.PreExistingBlocks)
 }
 
-// FixChecks lists the findings whose claimed fixes the named reviewer must
-// check: those it raised (in their latest sighting) that the fixer says it
-// fixed. Each reviewer checks its own findings only.
+// FixChecks lists the findings the named reviewer must give a verdict on
+// (fix_checks) in the round after a fix: the open ones it raised (in their
+// latest sighting) that the fixer reported on — fixed, not_fixed, disputed
+// or deferred — or that still block. Each reviewer checks its own findings
+// only; no finding is let go without its word (review.MergeRound).
 func (r *Run) FixChecks(name string) []string { return r.Digest.Checks[name] }
+
+// CheckLines are the lines of a reviewer's prompt that ask for its fix
+// checks: the ids, then each one the fixer did not claim to fix with the
+// fixer's status and note (one line each, cleaned, at most
+// review.MaxClaimNote characters). None when there is nothing to check.
+func (r *Run) CheckLines(name string) []string {
+	ids := r.FixChecks(name)
+	if len(ids) == 0 {
+		return nil
+	}
+	lines := []string{fmt.Sprintf("Check what the fixer did with these findings you raised, one fix_checks entry each (fixed | not_fixed | partially_fixed | withdrawn): %s.", strings.Join(ids, ", "))}
+	var unfixed []string
+	more := 0
+	for _, id := range ids {
+		c, ok := r.Digest.Unfixed[id]
+		if !ok {
+			if !slices.Contains(r.Claimed, id) {
+				more++
+			}
+			continue
+		}
+		line := "- " + id + " " + cmp.Or(c.Status, "no answer from the fixer")
+		if c.Note != "" {
+			line += ": " + review.ShortLine(c.Note, review.MaxClaimNote)
+		}
+		unfixed = append(unfixed, line)
+	}
+	if more > 0 {
+		unfixed = append(unfixed, fmt.Sprintf("- … and %d more the fixer did not claim to fix (see fix.json)", more))
+	}
+	if len(unfixed) > 0 {
+		lines = append(lines, "The fixer did not fix these (its full notes are in fix.json). Answer withdrawn only if its reason convinces you the finding does not hold; otherwise not_fixed, and the finding keeps blocking:")
+		lines = append(lines, unfixed...)
+	}
+	return lines
+}
 
 // Counts summarises open findings by severity.
 func (r *Run) Counts() map[string]int { return r.Digest.Counts }

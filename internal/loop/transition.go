@@ -75,8 +75,8 @@ var table = []row{
 	{Review, ReviewDone, Budget, overBudget, stopOpen(Budget)},
 	{Review, ReviewDone, "converged", converged, finish},
 	{Review, ReviewDone, "confirm", isClean, confirm},
-	{Review, ReviewDone, Stalled, func(r *Run, _ *Event, o outcome) bool {
-		return r.Iteration > 1 && len(o.blocking) > 0 && slices.Equal(o.blocking, r.LastOpen)
+	{Review, ReviewDone, Stalled, func(r *Run, e *Event, o outcome) bool {
+		return r.Settings.Depth != "deep" && stalled(r, e, o)
 	}, stopOpen(Stalled)},
 	{Review, ReviewDone, MaxIterations, func(r *Run, _ *Event, _ outcome) bool { return r.Iteration >= r.Settings.MaxIterations }, stopOpen(MaxIterations)},
 	{Review, ReviewDone, "nothing to fix", nothingToFix, reviewAgain},
@@ -87,6 +87,7 @@ var table = []row{
 	{Validate, ValidationDone, Budget, overBudget, stopOpen(Budget)},
 	{Validate, ValidationDone, "converged", converged, finish},
 	{Validate, ValidationDone, "confirm", isClean, confirm},
+	{Validate, ValidationDone, Stalled, stalled, stopOpen(Stalled)},
 	{Validate, ValidationDone, "nothing to fix", nothingToFix, reviewAgain},
 	{Validate, ValidationDone, "fix", always, fix("fixing %s", "validated finding")},
 
@@ -97,6 +98,14 @@ var table = []row{
 }
 
 func always(*Run, *Event, outcome) bool { return true }
+
+// stalled: the same blocking findings as the round before, after a fix.
+// At deep depth both sets are taken after validation, so the validator
+// weighs a finding the fixer disputed and its reviewer kept (a disproved
+// one goes) before a fixer/reviewer standoff stops the run.
+func stalled(r *Run, _ *Event, o outcome) bool {
+	return r.Iteration > 1 && len(o.blocking) > 0 && slices.Equal(o.blocking, r.LastOpen)
+}
 
 func isClean(_ *Run, _ *Event, o outcome) bool { return o.clean() }
 
@@ -176,8 +185,8 @@ func (r *Run) Apply(e *Event) string {
 	for _, row := range table {
 		if (row.phase == "" || row.phase == r.Phase) && row.on == e.Kind && row.when(r, e, o) {
 			row.then(r, e, o)
-			if e.Kind == ReviewDone {
-				r.LastOpen = o.blocking
+			if (e.Kind == ReviewDone && r.Phase != Validate) || e.Kind == ValidationDone {
+				r.LastOpen = o.blocking // the round's blocking findings, after validation at deep depth
 			}
 			return row.name
 		}
@@ -193,7 +202,7 @@ func (r *Run) observe(e *Event) {
 		r.Findings, e.Round, e.Dropped = round.Ledger, round.Findings, round.Dropped
 		r.Rounds++
 		r.RoundFailed = r.Failed()
-		r.Claimed = nil // this round checked the fixer's claims
+		r.Claimed, r.Recheck = nil, nil // this round gave its verdicts on them
 		if !r.outcome().clean() {
 			r.CleanStreak = 0
 		}
@@ -209,19 +218,32 @@ func (r *Run) observe(e *Event) {
 			}
 		}
 	case e.Kind == FixDone && r.Phase == Fix:
-		r.Claimed = nil
-		if e.Fix == nil {
-			return // a failed fixer claims nothing; the reviewers will tell
+		r.recordFix(e.Fix)
+	}
+}
+
+// recordFix records the fixer's account (nil: it failed, claiming nothing):
+// each finding's status and note, the fixes it claims, and what the next
+// review round must give a verdict on — every finding it reported on and
+// every open blocking one, so none is let go without its reviewers' word.
+func (r *Run) recordFix(fix *review.FixReport) {
+	r.Claimed, r.Recheck = nil, nil
+	said := map[string]review.FixResult{}
+	if fix != nil {
+		for _, res := range fix.Results {
+			said[res.ID] = res
 		}
-		for _, res := range e.Fix.Results {
-			for i := range r.Findings {
-				if r.Findings[i].ID == res.ID {
-					r.Findings[i].Claim = res.Status
-				}
-			}
-			if res.Status == "fixed" {
-				r.Claimed = append(r.Claimed, res.ID)
-			}
+	}
+	for i := range r.Findings {
+		e := &r.Findings[i]
+		res, ok := said[e.ID]
+		if !ok && !(e.Open() && e.Blocking) {
+			continue
+		}
+		e.Claim, e.ClaimNote = res.Status, review.ShortLine(res.Note, review.MaxClaimNote)
+		r.Recheck = append(r.Recheck, e.ID)
+		if res.Status == "fixed" {
+			r.Claimed = append(r.Claimed, e.ID)
 		}
 	}
 }

@@ -111,7 +111,9 @@ func findings(r *loop.Run, iters []Iteration) []Finding {
 		n := i + 1
 		if it.Verdict != nil {
 			for _, m := range it.Verdict.Findings {
-				details[m.ID] = m.Finding
+				if _, ok := details[m.ID]; !ok || !m.Kept {
+					details[m.ID] = m.Finding // a finding kept open by fix checks keeps the description it was raised with
+				}
 			}
 		}
 		if it.Fix != nil {
@@ -155,13 +157,15 @@ func dispose(f Finding, s loop.Settings) (string, string) {
 			why += ": " + f.Validation.Note
 		}
 		return Disproved, why
-	case f.Status == review.StatusResolved:
+	case f.Status == review.StatusWithdrawn:
+		return Withdrawn, withdrawal(f)
+	case f.Status == review.StatusResolved && !disputed(f):
 		return Fixed, ""
 	case f.Blocking:
 		return Blocking, ""
 	case f.PreExisting:
 		return PreExisting, fmt.Sprintf("pre-existing: its lines are more than %d lines away from every changed hunk, so the change did not introduce it", review.PreExistingMargin)
-	case f.Fixer != nil && (f.Fixer.Status == "disputed" || f.Fixer.Status == "deferred"):
+	case disputed(f):
 		why := "the fixer " + f.Fixer.Status + " it"
 		if f.Fixer.Note != "" {
 			why += ": " + f.Fixer.Note
@@ -175,6 +179,46 @@ func dispose(f Finding, s loop.Settings) (string, string) {
 		return Note, fmt.Sprintf("first raised in iteration %d below the blocking severity (%s)", f.FirstIteration, s.BlockingSeverity)
 	}
 	return Note, "it does not meet the blocking rule"
+}
+
+// disputed reports whether the fixer's latest word on a finding is that it
+// is wrong or must wait: such a finding is never reported as fixed.
+func disputed(f Finding) bool {
+	return f.Fixer != nil && (f.Fixer.Status == "disputed" || f.Fixer.Status == "deferred")
+}
+
+// withdrawal says who let a withdrawn finding go and why (the fix checks of
+// the last round that checked it), then the fixer's word they accepted.
+func withdrawal(f Finding) string {
+	last := 0
+	for _, c := range f.FixChecks {
+		last = max(last, c.Iteration)
+	}
+	var parts []string
+	for _, c := range f.FixChecks {
+		if c.Iteration != last {
+			continue
+		}
+		part := fmt.Sprintf("%s withdrew it in iteration %d", c.Reviewer, c.Iteration)
+		if c.Status != review.CheckWithdrawn {
+			part = fmt.Sprintf("%s answered %s in iteration %d", c.Reviewer, c.Status, c.Iteration)
+		}
+		if c.Note != "" {
+			part += " (" + c.Note + ")"
+		}
+		parts = append(parts, part)
+	}
+	why := strings.Join(parts, "; ")
+	if why == "" {
+		why = "its reviewers withdrew it"
+	}
+	if f.Fixer != nil {
+		why += ", accepting that the fixer " + f.Fixer.Status + " it"
+		if f.Fixer.Note != "" {
+			why += ": " + f.Fixer.Note
+		}
+	}
+	return why
 }
 
 // timeline sums up each iteration that has a finished phase.
@@ -224,7 +268,7 @@ func counts(fs []Finding) Counts {
 	for _, s := range review.Severities {
 		c.Open[s], c.All[s] = 0, 0
 	}
-	for _, d := range []string{Blocking, Fixed, Disproved, PreExisting, Disputed, BelowThreshold, Note} {
+	for _, d := range dispositionOrder {
 		c.Dispositions[d] = 0
 	}
 	for _, f := range fs {
@@ -263,7 +307,7 @@ func summary(r *Report) []string {
 		lines = append(lines, "No findings.")
 	} else {
 		var parts []string
-		for _, k := range []struct{ key, words string }{{Blocking, "blocking"}, {Fixed, "fixed"}, {Disputed, "disputed"}, {Note, ""},
+		for _, k := range []struct{ key, words string }{{Blocking, "blocking"}, {Fixed, "fixed"}, {Disputed, "disputed"}, {Withdrawn, "withdrawn"}, {Note, ""},
 			{BelowThreshold, "below the threshold"}, {PreExisting, "pre-existing"}, {Disproved, "disproved"}} {
 			switch n := d[k.key]; {
 			case n > 0 && k.key == Note:

@@ -125,7 +125,7 @@ func order(key string) int {
 	return 10 + slices.Index(dispositionOrder, key)
 }
 
-var dispositionOrder = []string{Blocking, Fixed, Disputed, Note, BelowThreshold, PreExisting, Disproved}
+var dispositionOrder = []string{Blocking, Fixed, Disputed, Withdrawn, Note, BelowThreshold, PreExisting, Disproved}
 
 func location(f Finding) string {
 	if f.EndLine > f.Line {
@@ -232,7 +232,7 @@ func (r *Report) fixed(b *strings.Builder) {
 
 func (r *Report) notBlocking(b *strings.Builder) {
 	sections := []struct{ key, title string }{
-		{Disputed, "Disputed"}, {Note, "Notes"}, {BelowThreshold, "Below the confidence threshold"},
+		{Disputed, "Disputed"}, {Withdrawn, "Withdrawn"}, {Note, "Notes"}, {BelowThreshold, "Below the confidence threshold"},
 		{PreExisting, "Pre-existing"}, {Disproved, "Disproved"},
 	}
 	total := 0

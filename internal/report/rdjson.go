@@ -60,7 +60,8 @@ func rdSeverity(f Finding) string {
 }
 
 // RDJSON renders the open findings (those a reviewer should look at in the
-// diff: not fixed, disproved or pre-existing) in reviewdog's rdjson format.
+// diff: not fixed, disproved, withdrawn or pre-existing) in reviewdog's
+// rdjson format.
 // Ranges are line-wise: start and end lines without columns.
 func (r *Report) RDJSON() []byte {
 	src := rdSource{Name: "whetstone", URL: InformationURI}
@@ -68,7 +69,7 @@ func (r *Report) RDJSON() []byte {
 	worst := ""
 	for _, f := range r.Findings {
 		switch f.Disposition {
-		case Fixed, Disproved, PreExisting:
+		case Fixed, Disproved, Withdrawn, PreExisting:
 			continue
 		}
 		msg := "[" + f.ID + " " + f.Severity + "] " + f.Title

@@ -32,10 +32,11 @@ const (
 // Dispositions: where a finding stands at the end (or now), one per finding.
 const (
 	Blocking       = "blocking"        // open, blocks the change
-	Fixed          = "fixed"           // open earlier, not raised by a later review
+	Fixed          = "fixed"           // open earlier, its fix verified (or, not blocking, not raised again)
 	Disproved      = "disproved"       // the validator showed it is not a problem
 	PreExisting    = "pre_existing"    // its lines touch no changed hunk
 	Disputed       = "disputed"        // open, not blocking, the fixer disputed or deferred it
+	Withdrawn      = "withdrawn"       // its reviewers accepted the fixer's dispute (fix_checks)
 	BelowThreshold = "below_threshold" // open, confidence below the threshold
 	Note           = "note"            // open, not blocking for another reason
 )
@@ -100,7 +101,7 @@ type Finding struct {
 	ID             string     `json:"id"`
 	Disposition    string     `json:"disposition"`
 	Reason         string     `json:"reason,omitempty"` // why it does not block, in words
-	Status         string     `json:"status"`           // the ledger's: open, reopened, resolved, disproved
+	Status         string     `json:"status"`           // the ledger's: open, reopened, resolved, disproved, withdrawn
 	Blocking       bool       `json:"blocking"`
 	PreExisting    bool       `json:"pre_existing"`
 	Severity       string     `json:"severity"`

@@ -44,7 +44,7 @@ func validateSARIF(t *testing.T, data []byte) {
 }
 
 // TestSARIF: results carry the level of their severity, a location, a
-// fingerprint and, when disproved or pre-existing, a suppression; fixed
+// fingerprint and, when disproved, withdrawn or pre-existing, a suppression; fixed
 // findings are not results; the official schema refuses what is not SARIF.
 func TestSARIF(t *testing.T) {
 	rep := hostileReport(t)
@@ -107,7 +107,7 @@ func TestSARIF(t *testing.T) {
 		if res.Prints["whetstoneFinding/v1"] != report.Fingerprint(f) || len(report.Fingerprint(f)) != 32 {
 			t.Errorf("%s: partialFingerprints %v", f.ID, res.Prints)
 		}
-		suppressed := f.Disposition == report.Disproved || f.Disposition == report.PreExisting
+		suppressed := f.Disposition == report.Disproved || f.Disposition == report.Withdrawn || f.Disposition == report.PreExisting
 		if (len(res.Suppress) > 0) != suppressed {
 			t.Errorf("%s (%s) has suppressions %v", f.ID, f.Disposition, res.Suppress)
 		}
@@ -223,7 +223,7 @@ func hostileReport(t testing.TB) *report.Report {
 	var merged []review.Merged
 	for i, title := range hostile {
 		sev := review.Severities[i%len(review.Severities)]
-		status := []string{review.StatusOpen, review.StatusResolved, review.StatusDisproved, review.StatusReopened}[i%4]
+		status := []string{review.StatusOpen, review.StatusResolved, review.StatusDisproved, review.StatusReopened, review.StatusWithdrawn}[i%5]
 		file := fmt.Sprintf("f%d.go", i)
 		if i%3 == 0 {
 			file = title + ".go"
@@ -242,8 +242,14 @@ func hostileReport(t testing.TB) *report.Report {
 	var checks []review.FixCheck
 	var fixes []review.FixResult
 	for i, title := range hostile {
-		checks = append(checks, review.FixCheck{ID: fmt.Sprintf("F-%04d", i+1), Status: "fixed", Note: title})
-		fixes = append(fixes, review.FixResult{ID: fmt.Sprintf("F-%04d", i+1), Status: "disputed", Note: title})
+		// Every other resolved finding was disputed (and so is not fixed);
+		// withdrawn ones were withdrawn in the next round.
+		check, claim := "fixed", []string{"fixed", "disputed"}[i/5%2]
+		if ledger[i].Status == review.StatusWithdrawn {
+			check, claim = "withdrawn", "disputed"
+		}
+		checks = append(checks, review.FixCheck{ID: fmt.Sprintf("F-%04d", i+1), Status: check, Note: title})
+		fixes = append(fixes, review.FixResult{ID: fmt.Sprintf("F-%04d", i+1), Status: claim, Note: title})
 	}
 	it := report.Iteration{
 		Verdict: &report.Verdict{Iteration: 1, Reviewers: map[string]string{"critic": "reported", "# x": "failed"}, Findings: merged, Verdict: "# APPROVE", Decision: "| x |"},
@@ -459,7 +465,8 @@ func TestValidateMarkdownRefusesBrokenReports(t *testing.T) {
 	if _, err := report.ValidateMarkdown([]byte(good)); err != nil {
 		t.Fatalf("the good report.md is refused: %v", err)
 	}
-	block := good[strings.LastIndex(good, "\n````json\n")+1:]
+	opens := regexp.MustCompile("\n`{3,}json\n").FindAllStringIndex(good, -1)
+	block := good[opens[len(opens)-1][0]+1:]
 	tests := []struct {
 		name, md, want string
 	}{
@@ -507,5 +514,67 @@ func TestValidateFile(t *testing.T) {
 	bad := bytes.Replace(rep.JSON(), []byte(`"depth": "standard"`), []byte(`"depth": "deeper"`), 1)
 	if _, ok, err := report.ValidateFile(bad); !ok || err == nil || !strings.Contains(err.Error(), "$.depth") {
 		t.Errorf("a report.json with a bad depth: ok %v, err %v", ok, err)
+	}
+}
+
+// TestDisputeIsNeverFixed: a finding the fixer disputed or deferred is never
+// reported as fixed, even when its reviewers let it go; a withdrawn one
+// says who withdrew it and the fixer's reason. A report.json, or a report.md,
+// that lists a dispute under "Fixed" is refused by the binary's checks and
+// by docs/report-schema.json.
+func TestDisputeIsNeverFixed(t *testing.T) {
+	rep := hostileReport(t)
+	var dispute, withdrawn *report.Finding
+	for i, f := range rep.Findings {
+		if f.Fixer != nil && f.Fixer.Status == "disputed" && f.Disposition == report.Fixed {
+			t.Errorf("%s: the fixer disputed it, yet it is fixed", f.ID)
+		}
+		if f.Status == review.StatusResolved && f.Fixer.Status == "disputed" && dispute == nil {
+			dispute = &rep.Findings[i]
+		}
+		if f.Status == review.StatusWithdrawn && withdrawn == nil {
+			withdrawn = &rep.Findings[i]
+		}
+	}
+	if dispute == nil || withdrawn == nil {
+		t.Fatal("the report has no resolved dispute or no withdrawn finding")
+	}
+	if dispute.Disposition != report.Disputed {
+		t.Errorf("%s (resolved, disputed by the fixer) is %s, want disputed", dispute.ID, dispute.Disposition)
+	}
+	want := "critic withdrew it in iteration 1 (" + withdrawn.Title + "), accepting that the fixer disputed it: " + withdrawn.Title
+	if withdrawn.Disposition != report.Withdrawn || withdrawn.Reason != want {
+		t.Errorf("%s: %s, %q; want withdrawn, %q", withdrawn.ID, withdrawn.Disposition, withdrawn.Reason, want)
+	}
+	if md := rep.Markdown(); !strings.Contains(md, "### Withdrawn (") {
+		t.Errorf("report.md has no Withdrawn section:\n%s", md)
+	}
+
+	for _, forged := range []struct {
+		name string
+		f    *report.Finding
+		want string
+	}{
+		{"a dispute under Fixed", dispute, "a disputed or deferred finding is never reported as fixed"},
+		{"a withdrawn finding under Fixed", withdrawn, "a disputed or deferred finding is never reported as fixed"},
+	} {
+		t.Run(forged.name, func(t *testing.T) {
+			saved := *forged.f
+			defer func() { *forged.f = saved }()
+			forged.f.Disposition, forged.f.Reason = report.Fixed, ""
+			if err := report.ValidateJSON(rep.JSON()); err == nil || !strings.Contains(err.Error(), forged.want) {
+				t.Errorf("ValidateJSON = %v, want an error containing %q", err, forged.want)
+			}
+			if schemaErr(t, rep.JSON()) == nil {
+				t.Error("docs/report-schema.json accepts it")
+			}
+			md := rep.Markdown()
+			if !strings.Contains(md, "## Fixed") || !strings.Contains(md, "- **"+forged.f.ID+"**") {
+				t.Fatalf("the forged report.md does not list %s under Fixed", forged.f.ID)
+			}
+			if _, err := report.ValidateMarkdown([]byte(md)); err == nil || !strings.Contains(err.Error(), forged.want) {
+				t.Errorf("ValidateMarkdown = %v, want an error containing %q", err, forged.want)
+			}
+		})
 	}
 }

@@ -135,8 +135,9 @@ type (
 
 // SARIF renders report.sarif: one run of the whetstone tool with one rule
 // per category (or category/rule key) used, and one result per finding
-// that is not fixed. Disproved and pre-existing findings are results with
-// a suppression saying why, so code scanning shows them as dismissed.
+// that is not fixed. Disproved, withdrawn and pre-existing findings are
+// results with a suppression saying why, so code scanning shows them as
+// dismissed.
 func (r *Report) SARIF(version string) ([]byte, error) {
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "whetstone", Version: version, SemanticVersion: version,
 		InformationURI: InformationURI, Rules: []sarifRule{}}}, Results: []sarifResult{},
@@ -171,7 +172,7 @@ func (r *Report) SARIF(version string) ([]byte, error) {
 			PartialFingerprints: map[string]string{"whetstoneFinding/v1": Fingerprint(f)},
 			Properties: map[string]any{"id": f.ID, "severity": f.Severity, "confidence": f.Confidence, "disposition": f.Disposition,
 				"blocking": f.Blocking, "reviewers": f.Reviewers, "tags": []string{f.Category}}}
-		if f.Disposition == Disproved || f.Disposition == PreExisting {
+		if f.Disposition == Disproved || f.Disposition == Withdrawn || f.Disposition == PreExisting {
 			res.Suppressions = []sarifSuppression{{Kind: "external", Status: "accepted", Justification: f.Reason}}
 		}
 		run.Results = append(run.Results, res)

@@ -80,7 +80,15 @@ func ValidateJSON(data []byte) error {
 			bad(p+".id", "must look like F-0001 (got %q)", f.ID)
 		}
 		oneOf(p+".disposition", f.Disposition, dispositionOrder...)
-		oneOf(p+".status", f.Status, review.StatusOpen, review.StatusReopened, review.StatusResolved, review.StatusDisproved)
+		oneOf(p+".status", f.Status, review.StatusOpen, review.StatusReopened, review.StatusResolved, review.StatusDisproved, review.StatusWithdrawn)
+		switch {
+		case f.Disposition == Fixed && disputed(f):
+			bad(p+".disposition", "is fixed, but the fixer %s %s: a disputed or deferred finding is never reported as fixed", f.Fixer.Status, f.ID)
+		case f.Disposition == Fixed && f.Status != review.StatusResolved:
+			bad(p+".disposition", "is fixed, but %s's status is %q, not resolved", f.ID, f.Status)
+		case (f.Disposition == Withdrawn) != (f.Status == review.StatusWithdrawn):
+			bad(p+".disposition", "is %s with status %q: a finding is withdrawn exactly when its status is withdrawn", f.Disposition, f.Status)
+		}
 		oneOf(p+".severity", f.Severity, review.Severities...)
 		oneOf(p+".category", f.Category, review.Categories...)
 		if f.Confidence < 0 || f.Confidence > 100 {

@@ -3,6 +3,7 @@ package review
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -12,10 +13,27 @@ import (
 // Finding statuses in the ledger.
 const (
 	StatusOpen      = "open"      // raised in the latest review
-	StatusReopened  = "reopened"  // resolved earlier, raised again
-	StatusResolved  = "resolved"  // open earlier, not raised by a later review
+	StatusReopened  = "reopened"  // resolved or withdrawn earlier, raised again
+	StatusResolved  = "resolved"  // open earlier, let go by a later review (fix_checks)
 	StatusDisproved = "disproved" // the validator showed it is not a problem
+	StatusWithdrawn = "withdrawn" // its reviewers accepted the fixer's dispute (fix_checks)
 )
+
+// Fix-check answers: a reviewer's word on a finding it raised that the fixer
+// reported on. Only CheckFixed and CheckWithdrawn let a blocking finding go.
+const (
+	CheckFixed          = "fixed"
+	CheckNotFixed       = "not_fixed"
+	CheckPartiallyFixed = "partially_fixed"
+	CheckWithdrawn      = "withdrawn"
+)
+
+// CheckStatuses are the fix-check answers a reviewer may give.
+var CheckStatuses = []string{CheckFixed, CheckNotFixed, CheckPartiallyFixed, CheckWithdrawn}
+
+// MaxClaimNote is how much of the fixer's note the ledger keeps for the
+// reviewers' prompts; fix.json holds all of it.
+const MaxClaimNote = 240
 
 // maxTitles is how many wordings of one finding the ledger remembers for
 // matching later sightings.
@@ -40,8 +58,9 @@ type Entry struct {
 	PreExisting bool     `json:"pre_existing,omitempty"`
 	First       int      `json:"first_iteration"`
 	Last        int      `json:"last_iteration"`
-	Claim       string   `json:"claim,omitempty"`   // the fixer's latest status for it
-	Reopens     int      `json:"reopens,omitempty"` // times it came back after it was resolved
+	Claim       string   `json:"claim,omitempty"`      // the fixer's latest status for it
+	ClaimNote   string   `json:"claim_note,omitempty"` // and its note: one line, at most MaxClaimNote characters
+	Reopens     int      `json:"reopens,omitempty"`    // times it came back after it was resolved
 }
 
 // Open reports whether the entry is still a live finding.
@@ -53,6 +72,7 @@ type Merged struct {
 	ID          string   `json:"id"`
 	Status      string   `json:"status"`
 	New         bool     `json:"new"`
+	Kept        bool     `json:"kept,omitempty"` // not raised again, kept open by its fix checks; described in an earlier round
 	Blocking    bool     `json:"blocking"`
 	PreExisting bool     `json:"pre_existing,omitempty"`
 	Reviewers   []string `json:"reviewers"`
@@ -134,7 +154,8 @@ func Merge(ledger []Entry, reports []Report, p Policy, d Diff) ([]Entry, []Merge
 // chose (spec §5): the same file, overlapping or near lines and a similar
 // title, the same rule key nearby, or an explicit prior make one finding.
 // At most MaxRoundFindings newly raised findings are kept; the round's
-// findings also list every earlier one a fix_check says is not fixed.
+// findings also list every earlier one still open that nobody raised again:
+// a fix_check said it is not fixed, or (blocking) no check let it go.
 func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 	next := slices.Clone(ledger)
 	if d.Moved != nil {
@@ -177,7 +198,7 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 		}
 		e := &next[i]
 		switch e.Status {
-		case StatusResolved:
+		case StatusResolved, StatusWithdrawn:
 			e.Status = StatusReopened
 			e.Reopens++
 		case StatusDisproved:
@@ -200,38 +221,107 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 		round = append(round, Merged{ID: e.ID, Status: e.Status, New: isNew, Blocking: e.Open() && e.Blocking,
 			PreExisting: e.PreExisting, Reviewers: g.reviewers, Finding: g.rep})
 	}
-	// A reviewer's fix_check that says a claimed fix did not work keeps the
-	// finding open even when nobody re-raised it as a finding.
-	notFixed := map[string][]string{}
-	for _, r := range reports {
-		for _, fc := range r.FixChecks {
-			if fc.Status != "fixed" && !slices.Contains(notFixed[fc.ID], r.Reviewer) {
-				notFixed[fc.ID] = append(notFixed[fc.ID], r.Reviewer)
-			}
-		}
-	}
+	checks := fixChecks(reports)
 	for i := range next {
 		e := &next[i]
 		if matched[i] || !e.Open() {
 			continue
 		}
-		who, ok := notFixed[e.ID]
-		if !ok {
-			e.Status = StatusResolved
+		status, who := settle(*e, checks[e.ID])
+		if status != StatusOpen {
+			e.Status = status
 			continue
 		}
-		slices.Sort(who)
+		desc := stillOpen(*e, who, reports)
+		if len(who) == 0 {
+			// A blocking finding nobody gave a verdict on (its reviewers
+			// failed this round) stays with the reviewers it had.
+			who = e.Reviewers
+		}
 		e.Last, e.Reviewers = p.Iteration, who
-		round = append(round, Merged{ID: e.ID, Status: e.Status, Blocking: e.Blocking, PreExisting: e.PreExisting, Reviewers: who,
+		round = append(round, Merged{ID: e.ID, Status: e.Status, Kept: true, Blocking: e.Blocking, PreExisting: e.PreExisting, Reviewers: who,
 			Finding: Finding{Severity: e.Severity, Confidence: e.Confidence, Category: e.Category, Rule: e.Rule, File: e.File,
-				Line: e.Line, EndLine: e.EndLine, Title: e.Title,
-				Description: "The fix for this finding did not hold (fix_checks)."}})
+				Line: e.Line, EndLine: e.EndLine, Title: e.Title, Description: desc}})
 	}
 	slices.SortFunc(round, func(a, b Merged) int { return cmp.Compare(a.ID, b.ID) })
 	if testHookCompared != nil {
 		testHookCompared(compared)
 	}
 	return Round{Ledger: next, Findings: round, Dropped: len(dropped)}
+}
+
+// fixChecks gathers a round's fix checks: finding id → reviewer → answer.
+func fixChecks(reports []Report) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, r := range reports {
+		for _, fc := range r.FixChecks {
+			if out[fc.ID] == nil {
+				out[fc.ID] = map[string]string{}
+			}
+			out[fc.ID][r.Reviewer] = fc.Status
+		}
+	}
+	return out
+}
+
+// settle decides an open finding nobody raised again this round from its
+// reviewers' fix checks: open while any says not_fixed or partially_fixed
+// (who lists them); else withdrawn when any withdrew it (or said fixed of
+// one the fixer disputed or deferred), resolved when one says fixed.
+// Without any answer a blocking finding stays open (who is empty) — only a
+// verdict lets it go — and a non-blocking one is resolved.
+func settle(e Entry, checks map[string]string) (status string, who []string) {
+	withdrawn, fixed := false, false
+	for _, name := range slices.Sorted(maps.Keys(checks)) {
+		switch checks[name] {
+		case CheckWithdrawn:
+			withdrawn = true
+		case CheckFixed:
+			fixed = true
+		default:
+			who = append(who, name)
+		}
+	}
+	switch {
+	case len(who) > 0:
+		return StatusOpen, who
+	case withdrawn || (fixed && (e.Claim == "disputed" || e.Claim == "deferred")):
+		// The fixer changed nothing for a disputed or deferred finding: its
+		// reviewers letting it go accept the dispute, whatever word they use.
+		return StatusWithdrawn, nil
+	case fixed || !e.Blocking:
+		return StatusResolved, nil
+	}
+	return StatusOpen, nil
+}
+
+// stillOpen says why a finding nobody raised again is still open: the
+// fixer's word and each keeping reviewer's answer (who), or that no
+// reviewer answered.
+func stillOpen(e Entry, who []string, reports []Report) string {
+	why := "Not raised again, but still open"
+	if e.Claim != "" {
+		why += " after the fixer's " + e.Claim
+		if e.ClaimNote != "" {
+			why += " (" + e.ClaimNote + ")"
+		}
+	}
+	var answers []string
+	for _, r := range reports {
+		for _, fc := range r.FixChecks {
+			if fc.ID == e.ID && slices.Contains(who, r.Reviewer) {
+				a := r.Reviewer + " answered " + fc.Status
+				if fc.Note != "" {
+					a += " (" + fc.Note + ")"
+				}
+				answers = append(answers, a)
+			}
+		}
+	}
+	if len(answers) == 0 {
+		answers = []string{"no reviewer that raised it gave a verdict on it this round"}
+	}
+	return why + ": " + strings.Join(answers, "; ") + ". Its description is in the verdict.json of the round that last raised it."
 }
 
 // mostSevereGroups keeps the n most severe groups, then the most confident,

@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -106,10 +107,12 @@ func TestMergeIdentityAcrossIterations(t *testing.T) {
 	}
 
 	// Iteration 2: a moved a few lines, was reworded and re-filed under
-	// another category by another reviewer (same identity); b is gone.
+	// another category by another reviewer (same identity); b is gone and
+	// its reviewer says its fix holds.
 	p.Iteration = 2
 	moved := f("a.go", 14, "tests", "high", "Sum still skips the last element")
-	ledger, round = Merge(ledger, []Report{{Reviewer: "pedant", Findings: []Finding{moved}}}, p, Diff{})
+	fixedB := Report{Reviewer: "critic", FixChecks: []FixCheck{{ID: "F-0002", Status: CheckFixed}}}
+	ledger, round = Merge(ledger, []Report{{Reviewer: "pedant", Findings: []Finding{moved}}, fixedB}, p, Diff{})
 	if diff := cmp.Diff([]seen{{"F-0001", "open", true, []string{"pedant"}}}, summary(round)); diff != "" {
 		t.Fatalf("iteration 2 (-want +got):\n%s", diff)
 	}
@@ -130,7 +133,7 @@ func TestMergeIdentityAcrossIterations(t *testing.T) {
 	}
 	// Fixed again, then back again: each return counts.
 	p.Iteration = 4
-	ledger, _ = Merge(ledger, nil, p, Diff{})
+	ledger, _ = Merge(ledger, []Report{fixedB, {Reviewer: "critic", FixChecks: []FixCheck{{ID: "F-0001", Status: CheckFixed}}}}, p, Diff{})
 	p.Iteration = 5
 	if ledger, _ = Merge(ledger, []Report{{Reviewer: "pedant", Findings: []Finding{b}}}, p, Diff{}); ledger[1].Reopens != 2 {
 		t.Errorf("F-0002 reopens = %d after coming back twice, want 2", ledger[1].Reopens)
@@ -202,6 +205,79 @@ func TestMergeFixCheckKeepsFindingOpen(t *testing.T) {
 	if !ledger[0].Open() {
 		t.Errorf("F-0001 = %s, want open", ledger[0].Status)
 	}
+}
+
+// TestMergeFixCheckVerdicts: an open finding nobody raised again goes only
+// by its reviewers' word. A blocking one is resolved by fixed, withdrawn by
+// withdrawn, and stays open and blocking on not_fixed, partially_fixed or
+// no answer at all; any not_fixed outweighs another reviewer's fixed. A
+// non-blocking one without an answer is resolved as before.
+func TestMergeFixCheckVerdicts(t *testing.T) {
+	two := []Report{{Reviewer: "critic", Findings: []Finding{f("a.go", 1, "correctness", "high", "Wrong total")}},
+		{Reviewer: "pedant", Findings: []Finding{f("a.go", 1, "correctness", "high", "Total is wrong")}}}
+	blocking, _ := Merge(nil, two, policy1, Diff{})
+	note, _ := Merge(nil, []Report{{Reviewer: "critic", Findings: []Finding{f("a.go", 1, "correctness", "info", "Wrong total")}}}, policy1, Diff{})
+	if !blocking[0].Blocking || note[0].Blocking || !slices.Equal(blocking[0].Reviewers, []string{"critic", "pedant"}) {
+		t.Fatalf("setup: %+v %+v", blocking[0], note[0])
+	}
+	p := Policy{Iteration: 2, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+	tests := []struct {
+		name   string
+		ledger []Entry
+		checks map[string]string // reviewer → answer
+		want   string
+		who    []string // the reviewers the still-open finding lists
+	}{
+		{"blocking, fixed", blocking, map[string]string{"critic": CheckFixed}, StatusResolved, nil},
+		{"blocking, withdrawn", blocking, map[string]string{"critic": CheckWithdrawn, "pedant": CheckWithdrawn}, StatusWithdrawn, nil},
+		{"blocking, one fixed, one withdrawn", blocking, map[string]string{"critic": CheckFixed, "pedant": CheckWithdrawn}, StatusWithdrawn, nil},
+		{"blocking, not_fixed", blocking, map[string]string{"critic": CheckNotFixed}, StatusOpen, []string{"critic"}},
+		{"blocking, partially_fixed", blocking, map[string]string{"pedant": CheckPartiallyFixed}, StatusOpen, []string{"pedant"}},
+		{"blocking, fixed against not_fixed", blocking, map[string]string{"critic": CheckFixed, "pedant": CheckNotFixed}, StatusOpen, []string{"pedant"}},
+		{"blocking, withdrawn against not_fixed", blocking, map[string]string{"critic": CheckWithdrawn, "pedant": CheckNotFixed}, StatusOpen, []string{"pedant"}},
+		{"blocking, no answer", blocking, nil, StatusOpen, []string{"critic", "pedant"}},
+		{"note, no answer", note, nil, StatusResolved, nil},
+		{"note, withdrawn", note, map[string]string{"critic": CheckWithdrawn}, StatusWithdrawn, nil},
+		{"note, not_fixed", note, map[string]string{"critic": CheckNotFixed}, StatusOpen, []string{"critic"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reports []Report
+			for _, name := range slices.Sorted(maps.Keys(tt.checks)) {
+				reports = append(reports, Report{Reviewer: name, FixChecks: []FixCheck{{ID: "F-0001", Status: tt.checks[name]}}})
+			}
+			ledger, round := Merge(tt.ledger, reports, p, Diff{})
+			if ledger[0].Status != tt.want {
+				t.Errorf("status = %s, want %s", ledger[0].Status, tt.want)
+			}
+			if tt.want != StatusOpen {
+				if len(round) != 0 {
+					t.Errorf("round lists %v, want nothing", summary(round))
+				}
+				return
+			}
+			want := []seen{{"F-0001", StatusOpen, tt.ledger[0].Blocking, tt.who}}
+			if diff := cmp.Diff(want, summary(round)); diff != "" {
+				t.Errorf("round (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("raised again outweighs withdrawn", func(t *testing.T) {
+		again := Report{Reviewer: "critic", Findings: []Finding{f("a.go", 1, "correctness", "high", "Wrong total")},
+			FixChecks: []FixCheck{{ID: "F-0001", Status: CheckWithdrawn}}}
+		if ledger, _ := Merge(blocking, []Report{again}, p, Diff{}); ledger[0].Status != StatusOpen || !ledger[0].Blocking {
+			t.Errorf("F-0001 = %s (blocking %v), want open and blocking", ledger[0].Status, ledger[0].Blocking)
+		}
+	})
+	t.Run("withdrawn, raised again, is reopened", func(t *testing.T) {
+		ledger, _ := Merge(blocking, []Report{{Reviewer: "critic", FixChecks: []FixCheck{{ID: "F-0001", Status: CheckWithdrawn}}}}, p, Diff{})
+		p3 := p
+		p3.Iteration = 3
+		ledger, _ = Merge(ledger, two[:1], p3, Diff{})
+		if ledger[0].Status != StatusReopened || ledger[0].Reopens != 1 || !ledger[0].Blocking {
+			t.Errorf("F-0001 = %+v, want reopened and blocking", ledger[0])
+		}
+	})
 }
 
 func TestPolicyBlocks(t *testing.T) {

@@ -84,6 +84,9 @@ func CleanLine(s string) string {
 	return b.String()
 }
 
+// ShortLine is CleanLine of s cut to at most n characters, the last being "…".
+func ShortLine(s string, n int) string { return truncate(CleanLine(s), n) }
+
 // MaxInline is how many characters of a text InlineMD and CodeMD keep; a
 // longer one ends in "…".
 const MaxInline = 200

@@ -47,8 +47,9 @@ type Expect struct {
 	Root     string          // project root; finding files must stay inside it
 	Required []string        // ids that must have a result (fixer, validator)
 	Known    map[string]bool // ids that exist in the run; nil accepts any well-formed id
-	// FixChecks are the ids whose claimed fixes this reviewer must check:
-	// the findings it raised that the fixer says it fixed.
+	// FixChecks are the ids this reviewer must give a verdict on: the open
+	// findings it raised that the fixer reported on (fixed, disputed,
+	// deferred, not_fixed) or that still block.
 	FixChecks []string
 	// Threshold is the run's confidence threshold: a finding below it is
 	// kept as a note, never blocking (spec §3), and the normalisation says so.
@@ -333,13 +334,13 @@ func ValidateReview(raw []byte, exp Expect) (Report, Problems) {
 				c.add(p+".id", "%s has more than one entry", id)
 			}
 			seen[id] = true
-			c.enum(o, p, "status", "fixed", "not_fixed", "partially_fixed")
+			c.enum(o, p, "status", CheckStatuses...)
 			c.text(o, p, "note", false, MaxTextLen, true)
 		}
 	}
 	for _, id := range exp.FixChecks {
 		if !seen[id] {
-			c.add("$.fix_checks", "has no entry for %s; check the fixer's claimed fix of this finding you raised and add {\"id\": %q, \"status\": \"fixed\" | \"not_fixed\" | \"partially_fixed\", \"note\": …}", id, id)
+			c.add("$.fix_checks", "has no entry for %s; check what the fixer did with this finding you raised and add {\"id\": %q, \"status\": \"fixed\" | \"not_fixed\" | \"partially_fixed\" | \"withdrawn\", \"note\": …}", id, id)
 		}
 	}
 	if c.ps != nil {

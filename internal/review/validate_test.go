@@ -129,6 +129,28 @@ func TestValidateRefusesDisguisedText(t *testing.T) {
 			t.Errorf("problems = %v, want invalid UTF-8", ps)
 		}
 	})
+	t.Run("fix_checks answers", func(t *testing.T) {
+		known := map[string]bool{"F-0001": true, "F-0002": true}
+		exp := Expect{Reviewer: "critic", Known: known, FixChecks: []string{"F-0001", "F-0002"}}
+		rep, ps := ValidateReview([]byte(`{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"clean","findings":[],`+
+			`"fix_checks":[{"id":"F-0001","status":"withdrawn","note":"the fixer is right: the caller checks it"},{"id":"F-0002","status":"not_fixed"}]}`), exp)
+		if len(ps) != 0 || len(rep.FixChecks) != 2 || rep.FixChecks[0].Status != CheckWithdrawn {
+			t.Fatalf("withdrawn refused: %v %+v", ps, rep.FixChecks)
+		}
+		_, ps = ValidateReview([]byte(`{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"clean","findings":[],`+
+			`"fix_checks":[{"id":"F-0001","status":"accepted"}]}`), exp)
+		var got []string
+		for _, p := range ps {
+			got = append(got, p.String())
+		}
+		want := []string{
+			`$.fix_checks[0].status: must be one of fixed, not_fixed, partially_fixed, withdrawn (got "accepted")`,
+			`$.fix_checks: has no entry for F-0002; check what the fixer did with this finding you raised and add {"id": "F-0002", "status": "fixed" | "not_fixed" | "partially_fixed" | "withdrawn", "note": …}`,
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("problems (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("fix_checks, fixer and validator reports", func(t *testing.T) {
 		known := map[string]bool{"F-0001": true}
 		_, ps := ValidateReview([]byte(`{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"clean","findings":[],`+
