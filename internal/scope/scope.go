@@ -57,6 +57,12 @@ type Request struct {
 	MaxTokens          int                 // 0 means DefaultMaxTokens
 	Checks             bool                // run deterministic signals
 	CheckTimeout       time.Duration       // per check; 0 means DefaultCheckTimeout
+	// MaxUntracked is the size in bytes above which an untracked file is
+	// listed and skipped, never hashed; 0 means DefaultMaxUntracked.
+	MaxUntracked int64
+	// Network lets the Go checks download modules (GOPROXY as set); off,
+	// they use the local module cache only.
+	Network bool
 }
 
 // Hunk is a range of changed lines on the new side, inclusive.
@@ -96,7 +102,7 @@ type Candidate struct {
 type Signal struct {
 	Tool       string      `json:"tool"`
 	Command    string      `json:"command"`
-	Status     string      `json:"status"` // clean | candidates | failed | timeout
+	Status     string      `json:"status"` // clean | candidates | failed | timeout | skipped
 	Candidates []Candidate `json:"candidates,omitempty"`
 	Output     string      `json:"output,omitempty"`
 }
@@ -119,6 +125,11 @@ type Context struct {
 	Signals     []Signal     `json:"signals"`
 	DiffBytes   int          `json:"diff_bytes"`
 	DiffTokens  int          `json:"diff_tokens"`
+	// MaxUntracked is the untracked-file size cap the run was started
+	// with, when not the default (see untracked.go).
+	MaxUntracked int64 `json:"max_untracked_bytes,omitempty"`
+
+	large []LargeFile // the large untracked files of the snapshot (not stored)
 }
 
 // Error is a problem the user must act on; Msg says what is wrong and what
@@ -159,7 +170,7 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 	if err != nil {
 		return Context{}, nil, err
 	}
-	c := Context{Schema: Schema, Iteration: 1, Head: head, Branch: branch, Paths: req.Paths}
+	c := Context{Schema: Schema, Iteration: 1, Head: head, Branch: branch, Paths: req.Paths, MaxUntracked: req.MaxUntracked}
 	if err := choose(ctx, g, req, specs, &c); err != nil {
 		return Context{}, nil, err
 	}
@@ -167,7 +178,11 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 	if err != nil {
 		return Context{}, nil, err
 	}
-	if len(changes) == 0 {
+	large, err := largeInScope(ctx, g, c.large, specs, c.MaxUntracked)
+	if err != nil {
+		return Context{}, nil, err
+	}
+	if len(changes)+len(large) == 0 {
 		if len(req.Paths) > 0 {
 			return Context{}, nil, userError("nothing to review in %s (%s): check the paths, or choose another scope such as --since REF", strings.Join(req.Paths, " "), c.Description)
 		}
@@ -176,6 +191,7 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 	if err := triageAll(ctx, g, changes, req); err != nil {
 		return Context{}, nil, err
 	}
+	changes = append(changes, large...)
 	diff := fill(&c, changes)
 	if !req.Force {
 		if err := gate(c, req); err != nil {
@@ -184,7 +200,7 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 	}
 	c.Specialists = specialists(changes, req)
 	if req.Checks {
-		c.Signals = checks(ctx, g, c, req.CheckTimeout)
+		c.Signals = checks(ctx, g, c, req)
 	}
 	return c, diff, nil
 }
@@ -264,9 +280,8 @@ func lastCommit(ctx context.Context, g git, c *Context) error {
 	return nil
 }
 
-func snapshotInto(ctx context.Context, g git, c *Context) error {
-	tree, err := writeTree(ctx, g, true)
-	c.Tree = tree
+func snapshotInto(ctx context.Context, g git, c *Context) (err error) {
+	c.Tree, c.large, err = workTree(ctx, g, c.MaxUntracked)
 	return err
 }
 
@@ -290,17 +305,16 @@ func defaultBranch(ctx context.Context, g git) string {
 }
 
 // writeTree writes a tree object of the index, or with all true of the
-// whole working tree (tracked, and untracked but not ignored, files). It
-// works on a temporary copy of the index: even `git write-tree` would
-// otherwise rewrite the user's index to cache the tree.
+// whole working tree (workTree with the default size cap). It works on a
+// temporary copy of the index: even `git write-tree` would otherwise
+// rewrite the user's index to cache the tree.
 func writeTree(ctx context.Context, g git, all bool) (string, error) {
+	if all {
+		tree, _, err := workTree(ctx, g, 0)
+		return tree, err
+	}
 	var tree string
 	err := withTempIndex(ctx, g, true, func(tg git) error {
-		if all {
-			if _, err := tg.run(ctx, "add", "-A", "--", ".", excludeState); err != nil {
-				return fmt.Errorf("snapshot working tree: %w", err)
-			}
-		}
 		var err error
 		if tree, err = tg.str(ctx, "write-tree"); err != nil {
 			return fmt.Errorf("snapshot: %w", err)
@@ -461,7 +475,7 @@ func orDefault[T int | time.Duration](v, def T) T {
 // the scope gets the built-in triage. Size gates do not apply.
 func Next(ctx context.Context, root string, prev Context) (next Context, diff, fix []byte, err error) {
 	g := git{dir: root}
-	tree, err := writeTree(ctx, g, true)
+	tree, large, err := workTree(ctx, g, prev.MaxUntracked)
 	if err != nil {
 		return Context{}, nil, nil, err
 	}
@@ -494,6 +508,11 @@ func Next(ctx context.Context, root string, prev Context) (next Context, diff, f
 	for i, ch := range changes {
 		if j := slices.IndexFunc(prev.Files, func(f File) bool { return f.Path == ch.Path }); j >= 0 {
 			changes[i].Triage, changes[i].TriageReason = prev.Files[j].Triage, prev.Files[j].TriageReason
+		}
+	}
+	for _, f := range large { // still large and still in scope; one the fix created is in no diff
+		if slices.ContainsFunc(prev.Files, func(pf File) bool { return pf.Path == f.Path }) {
+			changes = append(changes, largeChange(f.Path, prev.MaxUntracked))
 		}
 	}
 	next = prev

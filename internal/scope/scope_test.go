@@ -89,7 +89,7 @@ func (r *repo) commit(msg string) {
 // index's bytes.
 func (r *repo) state() string {
 	r.t.Helper()
-	cmd := exec.Command("git", "-C", r.dir, "status", "--porcelain=v1", "-uall")
+	cmd := exec.Command("git", "-C", r.dir, "status", "--porcelain=v1", "-uall", "--ignored")
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0") // status would refresh the index
 	status, err := cmd.Output()
 	if err != nil {
