@@ -140,7 +140,7 @@ func goRun(ctx context.Context, dir string, env []string, args ...string) ([]byt
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append(env, "LC_ALL=C")...)
-	cmd.WaitDelay = time.Second
+	cmd.WaitDelay = waitDelay
 	out := &capped{max: 1 << 20}
 	stderr := &capped{max: 8 << 10, lossy: true}
 	cmd.Stdout, cmd.Stderr = out, stderr

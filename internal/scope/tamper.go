@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -335,9 +336,12 @@ func worktree(ctx context.Context, g git, max int64) (tree, index string, large 
 	err = both(func() (err error) {
 		tree, large, err = workTree(ctx, g, max)
 		return err
-	}, func() error {
-		index, _ = writeTree(ctx, g, false)
-		return nil
+	}, func() (err error) {
+		index, err = writeTree(ctx, g, false)
+		if err != nil && strings.Contains(err.Error(), "unmerged") {
+			return nil // write-tree refuses an index in the middle of a merge
+		}
+		return err
 	})
 	return tree, index, large, err
 }
@@ -386,8 +390,14 @@ func refState(ctx context.Context, g git) (string, []byte, error) {
 
 // head returns HEAD as "ref: <name>" or, detached, its commit.
 func head(ctx context.Context, g git) (string, error) {
-	if ref, err := g.str(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
+	ref, err := g.str(ctx, "symbolic-ref", "-q", "HEAD")
+	if err == nil {
 		return "ref: " + ref, nil
+	}
+	// Exit status 1 is "not a symbolic ref" (detached); anything else (git
+	// could not even start) must not read as HEAD having moved.
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		return "", fmt.Errorf("read HEAD: %w", err)
 	}
 	h, err := g.str(ctx, "rev-parse", "-q", "--verify", "HEAD")
 	if err != nil {
