@@ -171,6 +171,5 @@ func copyFile(src, dst string) error {
 // offlineFailure reports whether a Go tool's output says it needed a module
 // that GOPROXY=off kept it from downloading.
 func offlineFailure(out string) bool {
-	return strings.Contains(out, "module lookup disabled by GOPROXY=off") ||
-		strings.Contains(out, "disabled by GOPROXY=off")
+	return strings.Contains(out, "disabled by GOPROXY=off") // "module lookup disabled by GOPROXY=off"
 }

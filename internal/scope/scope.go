@@ -269,7 +269,7 @@ func lastCommit(ctx context.Context, g git, c *Context) error {
 	if err != nil {
 		return fmt.Errorf("resolve HEAD tree: %w", err)
 	}
-	c.Mode, c.Tree = ModeLastCommit, tree
+	c.Mode, c.Tree, c.large = ModeLastCommit, tree, nil // no work tree, so no large untracked files
 	if parent, err := g.str(ctx, "rev-parse", "--verify", "-q", "HEAD~1^{commit}"); err == nil {
 		c.Base, c.BaseRef = parent, "HEAD~1"
 		c.Description = fmt.Sprintf("the last commit (%s) against its parent (%s)", c.Head[:7], parent[:7])
@@ -511,7 +511,8 @@ func Next(ctx context.Context, root string, prev Context) (next Context, diff, f
 		}
 	}
 	for _, f := range large { // still large and still in scope; one the fix created is in no diff
-		if slices.ContainsFunc(prev.Files, func(pf File) bool { return pf.Path == f.Path }) {
+		if slices.ContainsFunc(prev.Files, func(pf File) bool { return pf.Path == f.Path }) &&
+			!slices.ContainsFunc(changes, func(ch change) bool { return ch.Path == f.Path }) {
 			changes = append(changes, largeChange(f.Path, prev.MaxUntracked))
 		}
 	}
