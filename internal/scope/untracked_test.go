@@ -249,3 +249,21 @@ func TestLargeUntrackedRestore(t *testing.T) {
 		t.Errorf("big.bin must stay as it is: %v %v", fi, err)
 	}
 }
+
+// On the default branch with nothing else uncommitted, the review falls back
+// to the last commit, which has no untracked files, large or small.
+func TestLargeUntrackedLastCommitFallback(t *testing.T) {
+	r := newRepo(t)
+	r.write("a.go", "package a\n")
+	r.commit("base")
+	r.write("a.go", "package a\n\nvar A = 1\n")
+	r.commit("second")
+	r.sparse("capture.pcap", 8<<20)
+	c, _ := r.detect(Request{})
+	if c.Mode != ModeLastCommit {
+		t.Fatalf("mode %s, want %s", c.Mode, ModeLastCommit)
+	}
+	if d := cmp.Diff([]string{"a.go"}, paths(c)); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+}
