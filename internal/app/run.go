@@ -565,7 +565,7 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 func (a *App) baseline(proj Project, r *loop.Run) {
 	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
 	defer cancel()
-	s, err := scope.Take(ctx, proj.Root)
+	s, err := scope.Take(ctx, proj.Root, r.Settings.MaxUntrackedBytes)
 	if err != nil {
 		fmt.Fprintf(a.Log, "run %s: no baseline for the %s phase: %v\n", r.ID, r.Phase, err)
 		return

@@ -65,6 +65,8 @@ type File struct {
 	VerifyCommands    []string            `json:"verify_commands"`     // commands read-only agents may run to build and test, such as "npm test"
 	Sandbox           string              `json:"sandbox"`             // "auto" (default): read-only Bash runs under bubblewrap when available; "off"
 	Restore           bool                `json:"restore"`             // undo writes made during a read-only phase
+	MaxUntrackedBytes *int64              `json:"max_untracked_bytes"` // untracked files larger than this are listed and skipped, never hashed (default 4 MiB)
+	ChecksNetwork     bool                `json:"checks_network"`      // the Go checks may download modules (default: the local module cache only)
 }
 
 // MaxFile caps whetstone.json.
@@ -116,6 +118,9 @@ func Load(root string) (File, error) {
 	}
 	if f.MaxFiles < 0 || f.MaxDiffTokens < 0 {
 		return f, fmt.Errorf("%s: max_files and max_diff_tokens must not be negative", FileName)
+	}
+	if f.MaxUntrackedBytes != nil && *f.MaxUntrackedBytes < 1 {
+		return f, fmt.Errorf("%s: max_untracked_bytes must be a positive number of bytes (got %d)", FileName, *f.MaxUntrackedBytes)
 	}
 	return f, nil
 }
@@ -239,8 +244,17 @@ func ScopeRequest(f File, a Args) scope.Request {
 		Paths: a.Paths, Force: a.Force,
 		Skip: f.Triage.Skip, Deep: f.Triage.Deep, Normal: f.Triage.Normal, Specialists: f.Specialists,
 		MaxFiles: f.MaxFiles, MaxTokens: f.MaxDiffTokens,
-		Checks: f.Checks == nil || *f.Checks,
+		Checks: f.Checks == nil || *f.Checks, Network: f.ChecksNetwork,
+		MaxUntracked: f.untracked(),
 	}
+}
+
+// untracked is max_untracked_bytes, 0 when unset (the default applies).
+func (f File) untracked() int64 {
+	if f.MaxUntrackedBytes == nil {
+		return 0
+	}
+	return *f.MaxUntrackedBytes
 }
 
 // Resolve combines defaults, whetstone.json and the command's flags, in
@@ -277,6 +291,7 @@ func Resolve(f File, a Args) (loop.Settings, error) {
 	s.BudgetMinutes, s.BudgetTokens = f.Budget.Minutes, f.Budget.Tokens
 	s.PreExistingBlocks, s.Background = f.PreExistingBlocks, f.Background
 	s.VerifyCommands, s.Sandbox, s.Restore = f.VerifyCommands, f.Sandbox, f.Restore
+	s.MaxUntrackedBytes = f.untracked()
 	if a.Depth != "" {
 		s.Depth = a.Depth
 	}

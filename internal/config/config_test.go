@@ -90,6 +90,7 @@ func TestResolveAndRoster(t *testing.T) {
 		`{"specialists":{"critic":["x/**"]}}`:  `unknown specialist "critic"`,
 		`{"triage":["api-reviewer:gateway/"]}`: "cannot unmarshal array",
 		`{"max_files":-1}`:                     "must not be negative",
+		`{"max_untracked_bytes":0}`:            "max_untracked_bytes must be a positive number",
 		`{"triage":{"skipp":["x"]}}`:           `unknown field "skipp"`,
 	} {
 		os.WriteFile(filepath.Join(dir, FileName), []byte(body), 0o644)
@@ -97,16 +98,16 @@ func TestResolveAndRoster(t *testing.T) {
 			t.Errorf("Load(%s): err = %v, want %q", body, err, wantErr)
 		}
 	}
-	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"triage":{"skip":["gen/**"],"deep":["billing/**"]},"specialists":{"api-reviewer":["gateway/**"]},"max_files":7,"checks":false,"pre_existing_blocks":true,"background":true}`), 0o644)
+	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"triage":{"skip":["gen/**"],"deep":["billing/**"]},"specialists":{"api-reviewer":["gateway/**"]},"max_files":7,"checks":false,"pre_existing_blocks":true,"background":true,"max_untracked_bytes":1048576,"checks_network":true}`), 0o644)
 	f, err = Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := ScopeRequest(f, Args{Paths: []string{"gateway/"}, Since: "v1", Force: true})
-	if req.Checks || req.MaxFiles != 7 || req.Since != "v1" || !req.Force || req.Skip[0] != "gen/**" || req.Deep[0] != "billing/**" || req.Specialists["api-reviewer"][0] != "gateway/**" {
+	if req.Checks || req.MaxFiles != 7 || req.MaxUntracked != 1<<20 || !req.Network || req.Since != "v1" || !req.Force || req.Skip[0] != "gen/**" || req.Deep[0] != "billing/**" || req.Specialists["api-reviewer"][0] != "gateway/**" {
 		t.Errorf("ScopeRequest = %+v", req)
 	}
-	if s, _ := Resolve(f, Args{}); !s.PreExistingBlocks || !s.Background {
+	if s, _ := Resolve(f, Args{}); !s.PreExistingBlocks || !s.Background || s.MaxUntrackedBytes != 1<<20 {
 		t.Errorf("settings = %+v, want pre_existing_blocks and background", s)
 	}
 	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"reviewers":{"nitpicker":true}}`), 0o644)

@@ -23,6 +23,12 @@ const (
 	gitTimeout = 60 * time.Second
 	// emptyTree is the object name of git's empty tree (SHA-1).
 	emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+	// waitDelay is how long a command's output may still be read after it
+	// exited (or its time ran out): long enough for a loaded machine to
+	// schedule the copying goroutine (1 s was not, at a load of 60 on two
+	// cores: git's output was cut and Wait failed), short enough that a
+	// grandchild holding the pipe open cannot hang a hook.
+	waitDelay = 5 * time.Second
 )
 
 // errTooLarge reports that a command printed more than its output cap.
@@ -86,11 +92,7 @@ func (g git) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_EXTERNAL_DIFF=")
 	cmd.Env = append(cmd.Env, g.env...)
-	// After git exits, its output may still be in the pipe; on a loaded
-	// machine (load 80 on 2 cores) copying it took over a second, and a
-	// 1 s bound failed the snapshot. The bound is for a stray child that
-	// holds the pipe open, not for git's own output.
-	cmd.WaitDelay = 10 * time.Second
+	cmd.WaitDelay = waitDelay
 	return cmd
 }
 

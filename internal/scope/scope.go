@@ -59,6 +59,12 @@ type Request struct {
 	MaxTokens          int                 // 0 means DefaultMaxTokens
 	Checks             bool                // run deterministic signals
 	CheckTimeout       time.Duration       // per check; 0 means DefaultCheckTimeout
+	// MaxUntracked is the size in bytes above which an untracked file is
+	// listed and skipped, never hashed; 0 means DefaultMaxUntracked.
+	MaxUntracked int64
+	// Network lets the Go checks download modules (GOPROXY as set); off,
+	// they use the local module cache only.
+	Network bool
 }
 
 // Hunk is a range of changed lines on the new side, inclusive.
@@ -98,7 +104,7 @@ type Candidate struct {
 type Signal struct {
 	Tool       string      `json:"tool"`
 	Command    string      `json:"command"`
-	Status     string      `json:"status"` // clean | candidates | failed | timeout
+	Status     string      `json:"status"` // clean | candidates | failed | timeout | skipped
 	Candidates []Candidate `json:"candidates,omitempty"`
 	Output     string      `json:"output,omitempty"`
 }
@@ -125,6 +131,11 @@ type Context struct {
 	Signals    []Signal     `json:"signals"`
 	DiffBytes  int          `json:"diff_bytes"`
 	DiffTokens int          `json:"diff_tokens"`
+	// MaxUntracked is the untracked-file size cap the run was started
+	// with, when not the default (see untracked.go).
+	MaxUntracked int64 `json:"max_untracked_bytes,omitempty"`
+
+	large []LargeFile // the large untracked files of the snapshot (not stored)
 }
 
 // Error is a problem the user must act on; Msg says what is wrong and what
@@ -170,7 +181,7 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 			return Context{}, nil, err
 		}
 	}
-	c := Context{Schema: Schema, Iteration: 1, Head: head, Branch: branch, Paths: req.Paths}
+	c := Context{Schema: Schema, Iteration: 1, Head: head, Branch: branch, Paths: req.Paths, MaxUntracked: req.MaxUntracked}
 	if err := choose(ctx, g, req, specs, &c); err != nil {
 		return Context{}, nil, err
 	}
@@ -178,12 +189,17 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 	if err != nil {
 		return Context{}, nil, err
 	}
-	if len(changes) == 0 {
+	large, err := largeInScope(ctx, g, c.large, specs, c.MaxUntracked)
+	if err != nil {
+		return Context{}, nil, err
+	}
+	if len(changes)+len(large) == 0 {
 		if len(req.Paths) > 0 {
 			return Context{}, nil, userError("nothing to review in %s (%s): check the paths, or choose another scope such as --since REF", strings.Join(req.Paths, " "), c.Description)
 		}
 		return Context{}, nil, userError("nothing to review: %s has no changes; choose another scope such as --since REF or --last-commit", c.Description)
 	}
+	changes = append(changes, large...)
 	diff := fill(&c, changes)
 	if len(c.Skipped) == len(c.Files) {
 		return Context{}, nil, userError("nothing to review: every changed file of %s is skipped by triage (%s); to review such files, list them under \"triage\": {\"normal\": […]} in whetstone.json", c.Description, skipSummary(changes))
@@ -195,7 +211,7 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 	}
 	c.Specialists, c.NotCalled = specialists(changes, req)
 	if req.Checks {
-		c.Signals = checks(ctx, g, reviewed(c), req.CheckTimeout)
+		c.Signals = checks(ctx, g, reviewed(c), req)
 	}
 	return c, diff, nil
 }
@@ -346,7 +362,7 @@ func lastCommit(ctx context.Context, g git, c *Context) error {
 	if err != nil {
 		return fmt.Errorf("resolve HEAD tree: %w", err)
 	}
-	c.Mode, c.Tree, c.Commits = ModeLastCommit, tree, 1
+	c.Mode, c.Tree, c.Commits, c.large = ModeLastCommit, tree, 1, nil // no work tree, so no large untracked files
 	if parent, err := g.str(ctx, "rev-parse", "--verify", "-q", "HEAD~1^{commit}"); err == nil {
 		c.Base, c.BaseRef = parent, "HEAD~1"
 		c.Description = fmt.Sprintf("the last commit (%s) against its parent (%s)", c.Head[:7], parent[:7])
@@ -357,9 +373,8 @@ func lastCommit(ctx context.Context, g git, c *Context) error {
 	return nil
 }
 
-func snapshotInto(ctx context.Context, g git, c *Context) error {
-	tree, err := writeTree(ctx, g, true)
-	c.Tree = tree
+func snapshotInto(ctx context.Context, g git, c *Context) (err error) {
+	c.Tree, c.large, err = workTree(ctx, g, c.MaxUntracked)
 	return err
 }
 
@@ -505,17 +520,16 @@ func fullRef(short string, remotes []string) string {
 }
 
 // writeTree writes a tree object of the index, or with all true of the
-// whole working tree (tracked, and untracked but not ignored, files). It
-// works on a temporary copy of the index: even `git write-tree` would
-// otherwise rewrite the user's index to cache the tree.
+// whole working tree (workTree with the default size cap). It works on a
+// temporary copy of the index: even `git write-tree` would otherwise
+// rewrite the user's index to cache the tree.
 func writeTree(ctx context.Context, g git, all bool) (string, error) {
+	if all {
+		tree, _, err := workTree(ctx, g, 0)
+		return tree, err
+	}
 	var tree string
 	err := withTempIndex(ctx, g, true, func(tg git) error {
-		if all {
-			if _, err := tg.run(ctx, "add", "-A", "--", ".", excludeState); err != nil {
-				return fmt.Errorf("snapshot working tree: %w", err)
-			}
-		}
 		var err error
 		if tree, err = tg.str(ctx, "write-tree"); err != nil {
 			return fmt.Errorf("snapshot: %w", err)
@@ -688,7 +702,7 @@ func orDefault[T int | time.Duration](v, def T) T {
 // the scope gets the built-in triage. Size gates do not apply.
 func Next(ctx context.Context, root string, prev Context) (next Context, diff, fix []byte, err error) {
 	g := git{dir: root}
-	tree, err := writeTree(ctx, g, true)
+	tree, large, err := workTree(ctx, g, prev.MaxUntracked)
 	if err != nil {
 		return Context{}, nil, nil, err
 	}
@@ -717,6 +731,12 @@ func Next(ctx context.Context, root string, prev Context) (next Context, diff, f
 		changes, err = collect(ctx, g, prev.Base, tree, slices.Compact(specs), Request{}, keep)
 		if err != nil {
 			return Context{}, nil, nil, err
+		}
+	}
+	for _, f := range large { // still large and still in scope; one the fix created is in no diff
+		if slices.ContainsFunc(prev.Files, func(pf File) bool { return pf.Path == f.Path }) &&
+			!slices.ContainsFunc(changes, func(ch change) bool { return ch.Path == f.Path }) {
+			changes = append(changes, largeChange(f.Path, prev.MaxUntracked))
 		}
 	}
 	next = prev

@@ -3,6 +3,7 @@ package scope
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path"
@@ -34,13 +35,14 @@ type check struct {
 	names string
 }
 
-// checks runs the deterministic tools concurrently, each within timeout,
-// and returns their signals in a fixed order. The Go tools run only for a
-// Go module at root and only when the working tree is the reviewed state
-// (they read the working tree); `go build -o os.DevNull` never writes a
-// binary. A tool that is not installed is left out.
-func checks(ctx context.Context, g git, c Context, timeout time.Duration) []Signal {
-	timeout = orDefault(timeout, DefaultCheckTimeout)
+// checks runs the deterministic tools concurrently, each within the
+// request's timeout, and returns their signals in a fixed order. The Go
+// tools run only for a Go module at root and only when the working tree is
+// the reviewed state (they read the working tree), in the goSandbox
+// environment; `go build -o os.DevNull` never writes a binary. A tool that
+// is not installed is left out. Every file operand follows "--".
+func checks(ctx context.Context, g git, c Context, req Request) []Signal {
+	timeout := orDefault(req.CheckTimeout, DefaultCheckTimeout)
 	changed := map[string]bool{}
 	var gofiles, literal []string
 	for _, f := range c.Files {
@@ -54,15 +56,22 @@ func checks(ctx context.Context, g git, c Context, timeout time.Duration) []Sign
 		}
 	}
 	list := []check{{tool: "git diff --check", args: append([]string{"git", "-c", "core.quotepath=off", "diff", "--check", "--no-color", "--relative", c.Base, c.Tree, "--"}, literal...)}}
+	var prep *Signal
 	if goTools(ctx, g, c) {
-		env := []string{"GOTOOLCHAIN=local", "GOFLAGS=-mod=readonly"}
-		list = append(list,
-			check{tool: "go build", args: []string{"go", "build", "-o", os.DevNull, "./..."}, env: env},
-			check{tool: "go vet", args: []string{"go", "vet", "./..."}, env: env})
-		if len(gofiles) > 0 {
-			list = append(list, check{tool: "gofmt", args: append([]string{"gofmt", "-l"}, gofiles...), names: "not formatted with gofmt"})
+		sb, err := newGoSandbox(ctx, g.dir, req.Network)
+		if err != nil {
+			prep = &Signal{Tool: "go", Command: "go env GOWORK", Status: "failed", Output: bound(err.Error())}
+		} else {
+			defer sb.close()
+			env := sb.env
+			list = append(list,
+				check{tool: "go build", args: []string{"go", "build", "-o", os.DevNull, "--", "./..."}, env: env},
+				check{tool: "go vet", args: []string{"go", "vet", "--", "./..."}, env: env})
+			if len(gofiles) > 0 {
+				list = append(list, check{tool: "gofmt", args: append([]string{"gofmt", "-l", "--"}, gofiles...), names: "not formatted with gofmt"})
+			}
+			list = append(list, check{tool: "staticcheck", args: []string{"staticcheck", "--", "./..."}, env: env})
 		}
-		list = append(list, check{tool: "staticcheck", args: []string{"staticcheck", "./..."}, env: env})
 	}
 	signals := make([]*Signal, len(list))
 	var wg sync.WaitGroup
@@ -78,6 +87,9 @@ func checks(ctx context.Context, g git, c Context, timeout time.Duration) []Sign
 	}
 	wg.Wait()
 	out := []Signal{}
+	if prep != nil {
+		out = append(out, *prep)
+	}
 	for _, s := range signals {
 		if s != nil {
 			out = append(out, *s)
@@ -96,7 +108,7 @@ func goTools(ctx context.Context, g git, c Context) bool {
 		return false
 	}
 	if c.Mode == ModeStaged || c.Mode == ModeLastCommit {
-		tree, err := writeTree(ctx, g, true)
+		tree, _, err := workTree(ctx, g, c.MaxUntracked)
 		return err == nil && tree == c.Tree
 	}
 	return true
@@ -110,14 +122,22 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 	cmd := exec.CommandContext(ctx, ch.args[0], ch.args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append(ch.env, "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")...)
-	cmd.WaitDelay = time.Second
+	cmd.WaitDelay = time.Second // go build's compilers may hold the pipe after a timeout kill: the budget wins
 	out := &capped{max: 1 << 20, lossy: true}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
 	s := &Signal{Tool: ch.tool, Command: strings.Join(ch.args, " "), Status: "clean"}
 	text := out.buf.String()
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		s.Status, s.Output = "timeout", bound(text)
+		hint := ""
+		if ch.env != nil {
+			hint = " (a cold Go build cache? one `go build ./...` warms it)"
+		}
+		s.Status, s.Output = "timeout", fmt.Sprintf("timeout: over the %s budget%s\n", timeout, hint)+bound(text)
+		return s
+	}
+	if err != nil && offlineFailure(text) {
+		s.Status, s.Output = "skipped", offline
 		return s
 	}
 	s.Candidates = candidates(dir, text, ch.names, changed)

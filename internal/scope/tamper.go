@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -50,6 +51,12 @@ type Snapshot struct {
 	// Refs is the blob of the `git for-each-ref` listing ("object name"
 	// lines), so a later compare can name the refs that changed.
 	Refs string `json:"refs"`
+	// Large are the untracked files above MaxUntracked bytes, left out of
+	// Tree and recorded by size, modification time and mode only.
+	Large []LargeFile `json:"large,omitempty"`
+	// MaxUntracked is the size cap Take used (0: DefaultMaxUntracked); a
+	// comparison uses the same.
+	MaxUntracked int64 `json:"max_untracked,omitempty"`
 }
 
 // Change is one difference found after the phase.
@@ -81,12 +88,14 @@ func tamperGit(root string) git { return git{dir: root} }
 
 // Take records the work tree under root, the user's index, HEAD and the
 // refs. It writes git objects (the trees, the refs listing) and nothing
-// else: neither the user's index nor the work tree is touched.
-func Take(ctx context.Context, root string) (Snapshot, error) {
+// else: neither the user's index nor the work tree is touched. Untracked
+// files larger than maxUntracked bytes (0: DefaultMaxUntracked) are not
+// hashed: their size and modification time are recorded instead.
+func Take(ctx context.Context, root string, maxUntracked int64) (Snapshot, error) {
 	g := tamperGit(root)
-	var s Snapshot
+	s := Snapshot{MaxUntracked: max(maxUntracked, 0)}
 	err := both(func() (err error) {
-		s.Tree, s.Index, err = worktree(ctx, g)
+		s.Tree, s.Index, s.Large, err = worktree(ctx, g, s.MaxUntracked)
 		return err
 	}, func() error {
 		h, refs, err := refState(ctx, g)
@@ -128,10 +137,10 @@ func (s Snapshot) Compare(ctx context.Context, root string) (Snapshot, []Change,
 		return Snapshot{}, nil, errors.New("compare snapshot: the snapshot is empty")
 	}
 	g := tamperGit(root)
-	now := Snapshot{Refs: s.Refs}
+	now := Snapshot{Refs: s.Refs, MaxUntracked: s.MaxUntracked}
 	var refs []byte
 	err := both(func() (err error) {
-		now.Tree, now.Index, err = worktree(ctx, g)
+		now.Tree, now.Index, now.Large, err = worktree(ctx, g, s.MaxUntracked)
 		return err
 	}, func() (err error) {
 		now.Head, refs, err = refState(ctx, g)
@@ -156,15 +165,13 @@ func (s Snapshot) Compare(ctx context.Context, root string) (Snapshot, []Change,
 		}
 		now.Refs = strings.TrimSpace(string(id))
 	}
+	var entries []entry
 	if now.Tree != s.Tree {
-		entries, err := treeDiff(ctx, g, s.Tree, now.Tree)
-		if err != nil {
+		if entries, err = treeDiff(ctx, g, s.Tree, now.Tree); err != nil {
 			return Snapshot{}, nil, err
 		}
-		for _, e := range entries {
-			out = append(out, e.change())
-		}
 	}
+	out = append(out, fileChanges(s, now, entries)...)
 	if s.Index != "" && now.Index != s.Index {
 		staged, err := indexChanges(ctx, g, s.Index, now.Index)
 		if err != nil {
@@ -193,16 +200,31 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 		return nil
 	}
 	g := tamperGit(root)
-	pending := func() ([]entry, string, error) {
-		tree, index, err := worktree(ctx, g)
-		if err != nil || tree == s.Tree {
-			return nil, index, err
-		}
-		entries, err := treeDiff(ctx, g, s.Tree, tree)
-		return slices.DeleteFunc(entries, func(e entry) bool { return !all && !want[e.path] }), index, err
+	wasLarge := map[string]bool{}
+	for _, f := range s.Large {
+		wasLarge[f.Path] = true
 	}
-	entries, index, err := pending()
-	if err != nil || len(entries) == 0 {
+	// pending returns the tree entries Restore can act on and the changes
+	// of large files, both limited to the changes asked for.
+	pending := func() ([]entry, []Change, string, error) {
+		tree, index, large, err := worktree(ctx, g, s.MaxUntracked)
+		if err != nil {
+			return nil, nil, index, err
+		}
+		var entries []entry
+		if tree != s.Tree {
+			if entries, err = treeDiff(ctx, g, s.Tree, tree); err != nil {
+				return nil, nil, index, err
+			}
+		}
+		changes, _ := largeChanges(s.Large, large, entries, s.MaxUntracked)
+		keep := func(p string) bool { return all || want[p] }
+		entries = slices.DeleteFunc(entries, func(e entry) bool { return !keep(e.path) || wasLarge[e.path] })
+		changes = slices.DeleteFunc(changes, func(c Change) bool { return !keep(c.Path) })
+		return entries, changes, index, nil
+	}
+	entries, large, index, err := pending()
+	if err != nil || len(entries)+len(large) == 0 {
 		return err
 	}
 	fsys, err := os.OpenRoot(root)
@@ -212,6 +234,16 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 	defer fsys.Close()
 
 	why := map[string]string{}
+	for _, c := range large {
+		switch {
+		case wasLarge[c.Path]:
+			why[c.Path] = fmt.Sprintf("larger than %s when the phase began: its content was not recorded", mib(capOr(s.MaxUntracked)))
+		case c.Kind == KindAdded:
+			if err := removeFile(fsys, c.Path); err != nil {
+				why[c.Path] = err.Error()
+			}
+		}
+	}
 	var newlyStaged map[string]bool
 	if s.Index != "" && index != "" && index != s.Index {
 		idx, err := treeDiff(ctx, g, s.Index, index)
@@ -269,38 +301,68 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 		}
 	}
 
-	left, _, err := pending()
+	left, leftLarge, _, err := pending()
 	if err != nil {
 		return err
 	}
-	if len(left) == 0 {
+	if len(left)+len(leftLarge) == 0 {
 		return nil
 	}
 	failed := &RestoreError{}
 	for _, e := range left {
-		c := e.change()
-		c.Detail = why[e.path]
-		if c.Detail == "" {
-			c.Detail = "still differs after restoring"
-		}
-		failed.Failed = append(failed.Failed, c)
+		failed.Failed = append(failed.Failed, e.change())
 	}
+	for _, c := range leftLarge {
+		if !slices.ContainsFunc(failed.Failed, func(f Change) bool { return f.Path == c.Path }) {
+			failed.Failed = append(failed.Failed, c)
+		}
+	}
+	for i, c := range failed.Failed {
+		failed.Failed[i].Detail = why[c.Path]
+		if why[c.Path] == "" {
+			failed.Failed[i].Detail = "still differs after restoring"
+		}
+	}
+	slices.SortStableFunc(failed.Failed, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return failed
 }
 
 // worktree snapshots the work tree under g's directory and the user's
 // index, as trees written from two temporary copies of the index at once
 // (write-tree updates the copy it reads). An index with unmerged entries
-// has no tree: then index is "".
-func worktree(ctx context.Context, g git) (tree, index string, err error) {
+// has no tree: then index is "". The untracked files above max bytes are
+// left out of the tree and returned.
+func worktree(ctx context.Context, g git, max int64) (tree, index string, large []LargeFile, err error) {
 	err = both(func() (err error) {
-		tree, err = writeTree(ctx, g, true)
+		tree, large, err = workTree(ctx, g, max)
 		return err
-	}, func() error {
-		index, _ = writeTree(ctx, g, false)
-		return nil
+	}, func() (err error) {
+		index, err = writeTree(ctx, g, false)
+		if err != nil && strings.Contains(err.Error(), "unmerged") {
+			return nil // write-tree refuses an index in the middle of a merge
+		}
+		return err
 	})
-	return tree, index, err
+	return tree, index, large, err
+}
+
+// fileChanges lists the file changes from snapshot s to now: the tree
+// entries between them and the changes of large untracked files, in path
+// order, each file once.
+func fileChanges(s, now Snapshot, entries []entry) []Change {
+	large, covered := largeChanges(s.Large, now.Large, entries, s.MaxUntracked)
+	var out []Change
+	for _, e := range entries {
+		if !covered[e.path] {
+			out = append(out, e.change())
+		}
+	}
+	if len(large) == 0 {
+		return out
+	}
+	out = append(out, large...)
+	slices.SortStableFunc(out, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+	return out
 }
 
 // both runs f and, concurrently, g; it returns f's error, else g's. The
@@ -328,8 +390,14 @@ func refState(ctx context.Context, g git) (string, []byte, error) {
 
 // head returns HEAD as "ref: <name>" or, detached, its commit.
 func head(ctx context.Context, g git) (string, error) {
-	if ref, err := g.str(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
+	ref, err := g.str(ctx, "symbolic-ref", "-q", "HEAD")
+	if err == nil {
 		return "ref: " + ref, nil
+	}
+	// Exit status 1 is "not a symbolic ref" (detached); anything else (git
+	// could not even start) must not read as HEAD having moved.
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		return "", fmt.Errorf("read HEAD: %w", err)
 	}
 	h, err := g.str(ctx, "rev-parse", "-q", "--verify", "HEAD")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -47,7 +48,7 @@ func (r *repo) index() []byte {
 func (r *repo) take() Snapshot {
 	r.t.Helper()
 	before := r.state()
-	s, err := Take(context.Background(), r.dir)
+	s, err := Take(context.Background(), r.dir, 0)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ func TestTamperFsmonitor(t *testing.T) {
 	os.Remove(mark)
 	// Not r.take: its git status would run the hook.
 	ctx := context.Background()
-	s, err := Take(ctx, r.dir)
+	s, err := Take(ctx, r.dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,7 @@ func TestTamperFsmonitor(t *testing.T) {
 
 func TestTamperSubdirectory(t *testing.T) {
 	r := tamperRepo(t)
-	s, err := Take(context.Background(), filepath.Join(r.dir, "sub"))
+	s, err := Take(context.Background(), filepath.Join(r.dir, "sub"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,8 +358,8 @@ func TestTamperConcurrent(t *testing.T) {
 	errs := make(chan error, 16)
 	for range 8 {
 		wg.Go(func() {
-			s, err := Take(context.Background(), r.dir)
-			if err == nil && s != want {
+			s, err := Take(context.Background(), r.dir, 0)
+			if err == nil && !reflect.DeepEqual(s, want) {
 				err = fmt.Errorf("snapshot %+v, want %+v", s, want)
 			}
 			errs <- err
@@ -558,7 +559,7 @@ func BenchmarkTamper10k(b *testing.B) {
 	run("add", "-A")
 	run("commit", "-q", "-m", "base")
 	ctx := context.Background()
-	before, err := Take(ctx, dir)
+	before, err := Take(ctx, dir, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -566,7 +567,7 @@ func BenchmarkTamper10k(b *testing.B) {
 		write(fmt.Sprintf("pkg%02d/file00.go", i), "changed\n")
 		write(fmt.Sprintf("new%d.txt", i), "new\n")
 	}
-	now, err := Take(ctx, dir) // and the stat cache is warm
+	now, err := Take(ctx, dir, 0) // and the stat cache is warm
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -587,7 +588,7 @@ func BenchmarkTamper10k(b *testing.B) {
 			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "median-ms")
 		})
 	}
-	measure("Take", func() error { _, err := Take(ctx, dir); return err })
+	measure("Take", func() error { _, err := Take(ctx, dir, 0); return err })
 	measure("Changes/clean", func() error { _, err := now.Changes(ctx, dir); return err })
 	measure("Changes/dirty", func() error { _, err := before.Changes(ctx, dir); return err })
 }
@@ -676,7 +677,7 @@ func TestIndexPath(t *testing.T) {
 			t.Errorf("index of %s: %s, want %s", dir, got, want)
 		}
 	}
-	before, err := Take(ctx, wt)
+	before, err := Take(ctx, wt, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -718,7 +719,7 @@ func BenchmarkTamperSmall(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
-	s, err := Take(ctx, dir)
+	s, err := Take(ctx, dir, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,116 @@
+package scope
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// signals is Detect's signals by tool, for an uncommitted change with the
+// checks on; r.detect fails the test when the work tree or index changed.
+func (r *repo) signals(req Request) map[string]Signal {
+	r.t.Helper()
+	req.Uncommitted, req.Checks = true, true
+	c, _ := r.detect(req)
+	got := map[string]Signal{}
+	for _, s := range c.Signals {
+		got[s.Tool] = s
+	}
+	return got
+}
+
+// goSum returns whetstone's own go.sum lines of module mod, whose files the
+// module cache holds because this test builds with them.
+func goSum(t *testing.T, mod string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, mod+" ") {
+			out.WriteString(line)
+		}
+	}
+	return out.String()
+}
+
+func needGo(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go not installed")
+	}
+}
+
+// A tracked go.work whose module depends on a module from the cache: the
+// build must go through the workspace (main imports the other module) and
+// leave no go.work.sum behind, which `go build` writes next to go.work.
+func TestSignalsWorkspace(t *testing.T) {
+	needGo(t)
+	r := newRepo(t)
+	r.write("go.work", "go 1.21\n\nuse (\n\t.\n\t./lib\n)\n")
+	r.write("go.mod", "module example.com/app\n\ngo 1.21\n")
+	r.write("main.go", "package main\n\nimport \"example.com/lib\"\n\nfunc main() { lib.Same() }\n")
+	r.write("lib/go.mod", "module example.com/lib\n\ngo 1.21\n\nrequire github.com/google/go-cmp v0.7.0\n")
+	r.write("lib/lib.go", "package lib\n\nimport \"github.com/google/go-cmp/cmp\"\n\nfunc Same() bool { return cmp.Equal(1, 1) }\n")
+	r.commit("base")
+	r.write("main.go", "package main\n\nimport \"example.com/lib\"\n\nfunc main() { _ = lib.Same() }\n")
+	got := r.signals(Request{})
+	for _, tool := range []string{"go build", "go vet"} {
+		if s := got[tool]; s.Status != "clean" {
+			t.Errorf("%s: %+v, want clean (the workspace resolves example.com/lib)", tool, s)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "go.work.sum")); err == nil {
+		t.Error("the checks wrote go.work.sum into the work tree")
+	}
+	// A relative replace in go.work means the same in the copy.
+	r.write("go.work", "go 1.21\n\nuse .\n\nreplace example.com/lib => ./lib\n")
+	r.write("go.mod", "module example.com/app\n\ngo 1.21\n\nrequire example.com/lib v0.0.0\n")
+	r.write("go.sum", goSum(t, "github.com/google/go-cmp"))
+	r.commit("replace")
+	r.write("main.go", "package main\n\nimport \"example.com/lib\"\n\nfunc main() { lib.Same() }\n")
+	if s := r.signals(Request{})["go build"]; s.Status != "clean" {
+		t.Errorf("go build with a replace in go.work: %+v", s)
+	}
+}
+
+// A dependency the module cache lacks is a one-line skip, not a download
+// (and not a 20 s timeout on a slow network).
+func TestSignalsOffline(t *testing.T) {
+	needGo(t)
+	r := newRepo(t)
+	r.write("go.mod", "module example.com/app\n\ngo 1.21\n\nrequire example.invalid/nothere v1.0.0\n")
+	r.write("go.sum", "example.invalid/nothere v1.0.0 h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n"+
+		"example.invalid/nothere v1.0.0/go.mod h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n")
+	r.write("main.go", "package main\n\nfunc main() {}\n")
+	r.commit("base")
+	r.write("main.go", "package main\n\nimport _ \"example.invalid/nothere\"\n\nfunc main() {}\n")
+	got := r.signals(Request{})
+	for _, tool := range []string{"go build", "go vet"} {
+		if s := got[tool]; s.Status != "skipped" || s.Output != offline || len(s.Candidates) > 0 {
+			t.Errorf("%s: %+v, want skipped with %q", tool, s, offline)
+		}
+	}
+}
+
+// A changed file whose name looks like a flag is a file to gofmt, not a
+// flag: `gofmt -l -cpuprofile=victim.go` would write victim.go.
+func TestSignalsFlagNamedFile(t *testing.T) {
+	needGo(t)
+	r := newRepo(t)
+	r.write("go.mod", "module example.com/app\n\ngo 1.21\n")
+	r.write("main.go", "package main\n\nfunc main() {}\n")
+	r.commit("base")
+	r.write("-cpuprofile=victim.go", "package main\n\nfunc  f() {}\n")
+	got := r.signals(Request{})
+	if _, err := os.Stat(filepath.Join(r.dir, "victim.go")); err == nil {
+		t.Fatal("gofmt took the file name for its -cpuprofile flag and wrote victim.go")
+	}
+	if s := got["gofmt"]; s.Status != "candidates" || s.Candidates[0].File != "-cpuprofile=victim.go" {
+		t.Errorf("gofmt: %+v", s)
+	}
+}
