@@ -584,8 +584,8 @@ func TestOpenCodePluginHasOneExport(t *testing.T) {
 }
 
 // TestOpenCodePackagePlugin: loaded as a package (the file itself, not an
-// installed copy), the plugin brings its agents and the review command
-// through OpenCode's config hook.
+// installed copy), the plugin brings its agents, the review command and
+// the review skill through OpenCode's config hook.
 func TestOpenCodePackagePlugin(t *testing.T) {
 	t.Parallel()
 	e := setupOpenCode(t)
@@ -597,7 +597,7 @@ func TestOpenCodePackagePlugin(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.config, "opencode.json"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"agent", "list"}, {"debug", "config"}} {
+	for _, args := range [][]string{{"agent", "list"}, {"debug", "config"}, {"debug", "skill"}} {
 		// A file, not a pipe: OpenCode exits before a pipe takes its whole
 		// output (debug config prints some 100 KB).
 		f, err := os.Create(filepath.Join(t.TempDir(), "out"))
@@ -612,10 +612,12 @@ func TestOpenCodePackagePlugin(t *testing.T) {
 		if err != nil {
 			t.Fatalf("opencode %v: %v\n%s", args, err, out)
 		}
-		want := []string{"whetstone-critic (subagent)", "whetstone-fixer (subagent)"}
-		if args[0] == "debug" {
-			want = []string{`"whetstone-review"`, "You are the orchestrator of a whetstone review"}
-		}
+		want := map[string][]string{
+			"list":   {"whetstone-critic (subagent)", "whetstone-fixer (subagent)"},
+			"config": {`"whetstone-review"`, "You are the orchestrator of a whetstone review"},
+			// Offered to the model: a name and a description.
+			"skill": {`"name": "whetstone-review"`, `"description": "Start (or resume) a whetstone review`, filepath.Join(e.root, "opencode", "skill", "whetstone-review", "SKILL.md")},
+		}[args[len(args)-1]]
 		for _, w := range want {
 			if !strings.Contains(string(out), w) {
 				t.Errorf("opencode %v lacks %q:\n%.3000s", args, w, out)
