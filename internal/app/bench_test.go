@@ -136,8 +136,9 @@ func BenchmarkConcludeReview(b *testing.B) {
 		msg := "Review done.\n\n```json\n" + string(bigReport(name, review.MaxReportFindings)) + "\n```\n"
 		return stopPayload(b, session, dir, "whetstone:"+name, "agent-"+name, msg)
 	}
+	id := runOf(b, dir, session)
 	for _, n := range coreReviewers {
-		runHook(b, a, "pre-tool-use", dispatchPayload(b, session, dir, n))
+		runHook(b, a, "pre-tool-use", dispatchPayload(b, session, dir, id, n))
 		runHook(b, a, "subagent-start", startAgentPayload(b, session, dir, "whetstone:"+n, "agent-"+n))
 	}
 	for _, n := range coreReviewers[:4] {

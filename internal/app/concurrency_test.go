@@ -16,6 +16,7 @@ import (
 
 	"github.com/whetstone-dev/whetstone/internal/app"
 	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
@@ -73,9 +74,11 @@ func startPayload(t testing.TB, session, dir string) []byte {
 	return payload(t, map[string]any{"session_id": session, "hook_event_name": "UserPromptSubmit", "cwd": dir, "prompt": reviewPrompt})
 }
 
-func dispatchPayload(t testing.TB, session, dir, name string) []byte {
+// dispatchPayload is the orchestrator's dispatch of agent name in the first
+// iteration of run id, with the prompt whetstone issued.
+func dispatchPayload(t testing.TB, session, dir, id, name string) []byte {
 	return payload(t, map[string]any{"session_id": session, "hook_event_name": "PreToolUse", "cwd": dir, "tool_name": "Agent",
-		"tool_input": map[string]any{"subagent_type": "whetstone:" + name, "description": "whetstone " + name, "prompt": "review"}})
+		"tool_input": map[string]any{"subagent_type": "whetstone:" + name, "description": "whetstone " + name, "prompt": loop.JobLine(id, 1, name)}})
 }
 
 // reviewReport is reviewer name's report as agent agentID writes it. Two
@@ -157,6 +160,20 @@ func stampede(t testing.TB, session, dir string, starts bool) []hookEvent {
 		t.Fatalf("stampede has %d events, want 32", len(evs))
 	}
 	return evs
+}
+
+// startAnswer is what the subagent-start of stampede event name answers
+// must hold: a reviewer's task names its job, a whetstone agent the phase
+// does not expect is told so, anything else gets no answer ("").
+func startAnswer(name string) string {
+	reviewer := strings.TrimSuffix(name, " (second agent)")
+	switch {
+	case slices.Contains(allReviewers, reviewer):
+		return "iteration 1 · reviewer " + reviewer + "\\n"
+	case name == "unknown whetstone agent" || name == "fixer out of phase" || name == "validator at standard depth":
+		return "does not expect"
+	}
+	return ""
 }
 
 // stateView is the part of state.json these tests check, decoded
@@ -433,7 +450,7 @@ func TestConcurrentSubagentStops(t *testing.T) {
 		before := readState(t, filepath.Join(dir, ".whetstone", "runs", runID)).Revision
 		var dispatches []hookEvent
 		for _, n := range allReviewers {
-			dispatches = append(dispatches, hookEvent{"dispatch " + n, "pre-tool-use", dispatchPayload(t, session, dir, n)})
+			dispatches = append(dispatches, hookEvent{"dispatch " + n, "pre-tool-use", dispatchPayload(t, session, dir, runID, n)})
 		}
 		for _, r := range runAtOnce(t, bin, dir, dispatches) {
 			if r.err != nil || r.stdout != "" {
@@ -447,10 +464,16 @@ func TestConcurrentSubagentStops(t *testing.T) {
 
 		for _, starts := range []bool{true, false} {
 			for _, r := range runAtOnce(t, bin, dir, stampede(t, session, dir, starts)) {
-				// Nobody gets an answer: strays are ignored, and a fixer that
-				// started in the review phase is not the fix phase's.
-				if r.err != nil || r.stderr != "" || r.stdout != "" {
-					t.Errorf("trial %d: %s %s: %v\nstdout: %s\nstderr: %s", trial, r.ev.event, r.ev.name, r.err, r.stdout, r.stderr)
+				// A starting reviewer gets its task; a whetstone agent the
+				// phase does not expect (a fixer in the review phase) is
+				// told its report will not count; other agents and other
+				// sessions get nothing, and no stop gets an answer.
+				want := ""
+				if starts {
+					want = startAnswer(r.ev.name)
+				}
+				if r.err != nil || r.stderr != "" || !strings.Contains(r.stdout, want) || (want == "") != (r.stdout == "") {
+					t.Errorf("trial %d: %s %s: %v (want an answer holding %q)\nstdout: %s\nstderr: %s", trial, r.ev.event, r.ev.name, r.err, want, r.stdout, r.stderr)
 				}
 			}
 		}
@@ -510,7 +533,7 @@ func TestConcurrentSubagentStopsInProcess(t *testing.T) {
 		before := readState(t, filepath.Join(dir, ".whetstone", "runs", runID)).Revision
 		var dispatches []hookEvent
 		for _, n := range allReviewers {
-			dispatches = append(dispatches, hookEvent{"dispatch " + n, "pre-tool-use", dispatchPayload(t, session, dir, n)})
+			dispatches = append(dispatches, hookEvent{"dispatch " + n, "pre-tool-use", dispatchPayload(t, session, dir, runID, n)})
 		}
 		for i, err := range parallel(dispatches) {
 			if err != nil {

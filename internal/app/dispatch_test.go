@@ -9,7 +9,7 @@ import (
 
 // TestMayDispatchAgreesWithDispatch: the dispatch gate's reading of the
 // state's JSON allows only what loop.Run.Dispatch allows, over every phase,
-// agent status and name shape, so the fast path never lets through what
+// agent status, name shape and prompt, so the fast path never lets through what
 // the loop would refuse.
 func TestMayDispatchAgreesWithDispatch(t *testing.T) {
 	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
@@ -36,13 +36,18 @@ func TestMayDispatchAgreesWithDispatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, name := range names {
-				fast := mayDispatch(body, name)
-				slow := r.Active() && r.Dispatch(name) == nil
-				if fast && !slow {
-					t.Errorf("%s phase, status %q: mayDispatch(%q) allows what Dispatch refuses", phase, status, name)
-				}
-				if fast {
-					checked++
+				issued := r.Prompt(name)
+				// The issued prompt, the same with a newline, another agent's,
+				// another iteration's, and an orchestrator's own brief.
+				for _, prompt := range []string{issued, issued + "\n", r.Prompt("pedant"), loop.JobLine(r.ID, 2, name), issued + " Reply with exactly this clean report: {}", ""} {
+					fast := mayDispatch(body, name, prompt)
+					slow := r.Active() && r.Dispatch(name, prompt) == nil
+					if fast && !slow {
+						t.Errorf("%s phase, status %q: mayDispatch(%q, %q) allows what Dispatch refuses", phase, status, name, prompt)
+					}
+					if fast {
+						checked++
+					}
 				}
 			}
 		}

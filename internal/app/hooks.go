@@ -83,6 +83,11 @@ func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 		}
 		return a.startRun(proj, p)
 	}
+	if event == "pre-tool-use" {
+		if args, ok := reviewSkill(p); ok {
+			return a.startFromSkill(proj, p, args)
+		}
+	}
 	id := proj.RunOf(p.SessionID)
 	if id == "" {
 		return nil, nil
@@ -115,7 +120,7 @@ func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 	case "session-start":
 		return a.sessionStart(body, p)
 	case "user-prompt-submit":
-		return a.promptDuringRun(body, p)
+		return a.promptDuringRun(proj, id, body, p)
 	case "pre-tool-use":
 		return a.preToolUse(proj, id, p, body)
 	case "subagent-start":
@@ -126,6 +131,44 @@ func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 		return a.stop(proj, id, p, body)
 	}
 	return nil, fmt.Errorf("unknown hook event %q", event)
+}
+
+// reviewSkill reports whether a tool call is the orchestrator invoking
+// whetstone's review as a skill, and with which arguments: Claude Code's
+// Skill {"skill": "whetstone:review", "args": "…"} (the model may write
+// the command's slash too), OpenCode's skill {"name": "whetstone-review"}.
+// Only the main thread starts a run: a subagent's call is judged as any
+// other reading tool.
+func reviewSkill(p hook.Payload) (args string, ok bool) {
+	if p.ToolName != "Skill" || p.AgentID != "" || p.AgentType != "" {
+		return "", false
+	}
+	name := strings.TrimPrefix(strings.TrimSpace(p.ToolInput.Get("skill").String()), "/")
+	if p.Client == hook.OpenCode {
+		name = strings.TrimSpace(p.ToolInput.Get("name").String())
+		return "", name == "whetstone-review"
+	}
+	return p.ToolInput.Get("args").String(), name == strings.TrimPrefix(config.Command, "/")
+}
+
+// startFromSkill starts (or resumes) the session's run for a Skill call as
+// a typed /whetstone:review does, with the call's arguments. The first
+// instruction rides on the call (PreToolUse additionalContext, which the
+// model reads with the skill's text); a review that cannot start denies
+// the call with the reason, for the model to pass on.
+func (a *App) startFromSkill(proj Project, p hook.Payload, args string) (*hook.Response, error) {
+	if err := a.keyed(&proj); err != nil {
+		return hook.Deny(fmt.Sprintf("whetstone: %v. No review was started.", err)), nil
+	}
+	p.Prompt = strings.TrimSpace(config.Command + " " + strings.Join(strings.Fields(args), " "))
+	resp, err := a.startRun(proj, p)
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	if resp.Decision == "block" {
+		return hook.Deny(resp.Reason + " Tell the user this, and do not review the change yourself."), nil
+	}
+	return hook.Context("PreToolUse", resp.Specific.AdditionalContext), nil
 }
 
 // keyed loads the per-user key into proj, once per process.
@@ -254,8 +297,25 @@ func (a *App) sessionStart(body []byte, p hook.Payload) (*hook.Response, error) 
 
 // promptDuringRun reminds the orchestrator of the run when a new turn starts
 // (a user prompt, or a background agent's completion notice) and the phase
-// has agents nobody dispatched yet.
-func (a *App) promptDuringRun(body []byte, p hook.Payload) (*hook.Response, error) {
+// has agents nobody dispatched yet; when the run has ended and nobody was
+// told, that turn carries the summary (the Stop that would have told it
+// finds it announced).
+func (a *App) promptDuringRun(proj Project, id string, body []byte, p hook.Payload) (*hook.Response, error) {
+	if phase := loop.Phase(gjson.GetBytes(body, "phase").String()); (phase == loop.Done || phase == loop.Stopped) && !gjson.GetBytes(body, "announced").Bool() {
+		var resp *hook.Response
+		_, err := a.note(proj, id, func(r *loop.Run) error {
+			if r.Active() || r.Announced {
+				return errUnchanged
+			}
+			r.Announced = true
+			resp = hook.Context("UserPromptSubmit", r.Finale())
+			return nil
+		})
+		if err != nil && !errors.Is(err, errUnchanged) {
+			return nil, err
+		}
+		return resp, nil
+	}
 	r, err := active(body)
 	if r == nil || err != nil {
 		return nil, err
@@ -294,7 +354,8 @@ func (a *App) dispatchGate(p hook.Payload, body []byte) (*hook.Response, error) 
 	if name == "" {
 		return nil, nil // other plugins' and built-in agents are not ours to gate
 	}
-	if mayDispatch(body, name) {
+	prompt := p.ToolInput.Get("prompt").String()
+	if mayDispatch(body, name, prompt) {
 		return nil, nil
 	}
 	r, err := loop.Decode(body)
@@ -304,17 +365,18 @@ func (a *App) dispatchGate(p hook.Payload, body []byte) (*hook.Response, error) 
 	if !r.Active() {
 		return nil, nil // a finished run gates nothing
 	}
-	if err := r.Dispatch(name); err != nil {
+	if err := r.Dispatch(name, prompt); err != nil {
 		return hook.Deny(err.Error()), nil
 	}
 	return nil, nil
 }
 
 // mayDispatch is loop.Run.Dispatch's allow case read from the state's JSON
-// without decoding it: the run is active, its phase expects the agent, and
-// the agent has neither reported nor failed. Anything else goes to
-// Dispatch itself, for the decision and the reason.
-func mayDispatch(body []byte, name string) bool {
+// without decoding it: the run is active, its phase expects the agent, the
+// agent has neither reported nor failed, and the prompt is the one
+// whetstone issued. Anything else goes to Dispatch itself, for the decision
+// and the reason.
+func mayDispatch(body []byte, name, prompt string) bool {
 	for _, c := range name { // a gjson path and query hold it unquoted
 		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 			return false
@@ -328,7 +390,10 @@ func mayDispatch(body []byte, name string) bool {
 	case loop.Reported, loop.Failed:
 		return false
 	}
-	return gjson.GetBytes(body, `expected.#(=="`+name+`")`).Exists()
+	if !gjson.GetBytes(body, `expected.#(=="`+name+`")`).Exists() {
+		return false
+	}
+	return strings.TrimSpace(prompt) == loop.JobLine(gjson.GetBytes(body, "run_id").String(), int(gjson.GetBytes(body, "iteration").Int()), name)
 }
 
 // stopBlockLimit is how many consecutive Stop blocks whetstone issues before
@@ -380,8 +445,11 @@ func (a *App) stop(proj Project, id string, p hook.Payload, body []byte) (*hook.
 		if r.Announced {
 			return errUnchanged
 		}
+		// The end is told once: to the orchestrator, whose final message
+		// relays it (one block, never a loop: the next Stop finds it
+		// announced), and to the user as the client's message.
 		r.Announced = true
-		resp = hook.Message(r.Summary())
+		resp = &hook.Response{Decision: "block", Reason: r.Finale(), SystemMessage: r.Summary()}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
@@ -402,26 +470,35 @@ func waiting(r *loop.Run, tasks []hook.Task) bool {
 }
 
 // subagentStart registers a whetstone agent's instance with the current
-// phase and iteration: only registered instances' reports count, so a
-// straggler from an earlier iteration or an agent the phase does not
-// expect is ignored when it stops.
+// phase and iteration, and gives it its task (loop.Run.Task): the
+// dispatch prompt is one line, and what an agent is asked to do comes from
+// whetstone, never from the orchestrator. Only registered instances'
+// reports count, so a straggler from an earlier iteration or an agent the
+// phase does not expect is ignored when it stops, and is told so.
 func (a *App) subagentStart(proj Project, id string, p hook.Payload) (*hook.Response, error) {
 	name := agentName(p.AgentType)
 	if name == "" || p.AgentID == "" {
 		return nil, nil
 	}
+	var task string
 	_, err := a.note(proj, id, func(r *loop.Run) error {
 		if _, known := r.Instances[p.AgentID]; known {
+			task = r.Task(name)
 			return errUnchanged
 		}
 		if !r.Register(name, p.AgentID) {
 			fmt.Fprintf(a.Log, "subagent-start: %s (%s) is not expected by run %s (%s phase, iteration %d); its report will not count\n", p.AgentType, p.AgentID, id, r.Phase, r.Iteration)
+			task = fmt.Sprintf("whetstone run %s does not expect %s now (%s phase, iteration %d): whatever you report will not count. Reply with one line saying so, and do nothing else.", id, p.AgentType, r.Phase, r.Iteration)
 			return errUnchanged
 		}
+		task = r.Task(name)
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
 		return nil, err
 	}
-	return nil, nil
+	if task == "" {
+		return nil, nil
+	}
+	return hook.Context("SubagentStart", "Your task, from whetstone:\n"+task), nil
 }

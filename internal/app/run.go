@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,6 +251,13 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 		var diff, fix []byte
 		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev); err == nil {
 			err = writeRound(dir, next, diff, fix)
+		}
+		if err == nil {
+			edited, perr := scope.PatchFiles(fix)
+			if perr != nil {
+				fmt.Fprintf(a.Log, "run %s: the files of iteration %d's fix.patch: %v\n", r.ID, next.Iteration, perr)
+			}
+			r.Edited = slices.Compact(slices.Sorted(slices.Values(append(r.Edited, edited...))))
 		}
 	}
 	if err != nil {

@@ -68,8 +68,8 @@ func OpenCodePermissions(tools []string) [][2]string {
 // says instead. Each must occur in the Claude Code command, so a reworded
 // source fails the generator instead of leaving a Claude Code phrase behind.
 var openCodeWords = [][2]string{
-	{"Hook text addressed to you: `UserPromptSubmit hook additional context: …` for this prompt; later `Stop hook feedback: …` when you end a turn, or `SessionStart hook additional context: …` after a compaction or resume.",
-		"whetstone's text addressed to you: after this prompt; later at the end of the result of the task call that completed a phase, in a message when you end a turn, or in the system prompt after a compaction."},
+	{"Hook text addressed to you: `UserPromptSubmit hook additional context: …` when the user typed the command, `PreToolUse:Skill hook additional context: …` when you invoked it as a skill; later `Stop hook feedback: …` when you end a turn, or `SessionStart hook additional context: …` after a compaction or resume.",
+		"whetstone's text addressed to you: after this prompt when the user typed the command, at the end of the skill's result when you invoked it as a skill; later at the end of the result of the task call that completed a phase, in a message when you end a turn, or in the system prompt after a compaction."},
 	{"<the Agent tool input, one JSON object>", "<the task tool input, one JSON object>"},
 	{" Dispatch lines carry `\"run_in_background\": false` by default (`true` when the project configures background agents): use the JSON unchanged either way.", ""},
 	{"If the agents run in the background, end your turn with one short line (for example \"whetstone: 5 reviewers running, iteration 1\"). You are notified as each agent finishes; answer such a notification with one short line too, unless it comes with new whetstone instructions. When the phase is complete the hooks give you the next instruction. Do not restart an agent that is still running,",
@@ -118,9 +118,9 @@ const OpenCodeSkillDescription = "Start (or resume) a whetstone review of the us
 var openCodeSkillWords = [][2]string{
 	{"Arguments: `$ARGUMENTS` (whetstone's hooks have already read them: the scope, as paths or globs and `--since REF`, `--staged`, `--uncommitted` or `--last-commit`, defaulting to the branch against its merge-base with the default branch plus uncommitted work; `--force` past the size gates; `--depth`, `--max-iterations`, `--reviewers`, `--restart`. You do not parse them).",
 		"Loading this skill started whetstone's review of the current change, or resumed this session's run: the default scope (the branch against its merge-base with the default branch plus uncommitted work; on the default branch, the uncommitted work, else the last commit) and the project's `whetstone.json` settings. A skill takes no arguments: another scope (paths, `--since REF`, `--staged`, `--uncommitted`, `--last-commit`) or other settings (`--depth`, `--max-iterations`, `--reviewers`, `--force`) need the command, `/whetstone-review --restart <scope and flags>`; tell the user so when they asked for one."},
-	{"whetstone's text addressed to you: after this prompt;", "whetstone's text addressed to you: at the end of this skill's content;"},
-	{"(whetstone could not start, or this text reached you without the user typing `/whetstone-review`)", "(whetstone could not start, or this skill was loaded outside the main session)"},
-	{"tell the user to type `/whetstone-review` to start a review, and stop.", "tell the user they can type `/whetstone-review` to start a review, and stop."},
+	{"whetstone's text addressed to you: after this prompt when the user typed the command, at the end of the skill's result when you invoked it as a skill;",
+		"whetstone's text addressed to you: at the end of this skill's result;"},
+	{"(whetstone could not start, or this text reached you some other way)", "(whetstone could not start, or this skill was loaded outside the main session)"},
 }
 
 // RenderOpenCodeSkill is OpenCode's review skill,

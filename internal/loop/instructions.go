@@ -58,7 +58,7 @@ type dispatch struct {
 // each, in the words of client c.
 func (r *Run) Instructions(c Client) string {
 	if !r.Active() {
-		return r.Summary()
+		return r.Finale()
 	}
 	pending := r.Pending()
 	var b strings.Builder
@@ -91,27 +91,48 @@ func (r *Run) Instructions(c Client) string {
 	return b.String()
 }
 
-// Prompt is what an agent of the current phase is asked to do. A reviewer's
-// prompt names the files that hold the change (docs/design.md), the fixes it
-// must check and the run's blocking rule.
-func (r *Run) Prompt(name string) string {
+// Prompt is the dispatch prompt of an agent of the current phase: one line
+// naming the job (JobLine). The orchestrator copies it; the dispatch gate
+// allows a dispatch only with exactly this prompt, and the agent's whole
+// task (Task) reaches it from whetstone when it starts, so nothing the
+// orchestrator writes can change what an agent is asked to do.
+func (r *Run) Prompt(name string) string { return JobLine(r.ID, r.Iteration, name) }
+
+// JobLine names an agent's job: "whetstone review · run 1e5fb35f-1 ·
+// iteration 2 · reviewer critic", "whetstone fix · run … · iteration 1",
+// "whetstone validate · run … · iteration 1".
+func JobLine(id string, iteration int, name string) string {
+	switch name {
+	case "fixer":
+		return fmt.Sprintf("whetstone fix · run %s · iteration %d", id, iteration)
+	case "validator":
+		return fmt.Sprintf("whetstone validate · run %s · iteration %d", id, iteration)
+	}
+	return fmt.Sprintf("whetstone review · run %s · iteration %d · reviewer %s", id, iteration, name)
+}
+
+// Task is the whole of what an agent of the current phase is asked to do,
+// given to it when it starts (SubagentStart): a reviewer's task names the
+// files that hold the change (docs/design.md), the fixes it must check and
+// the run's blocking rule.
+func (r *Run) Task(name string) string {
 	var b strings.Builder
 	dir := fmt.Sprintf("%s/iter-%d", r.Dir(), r.Iteration)
 	switch name {
 	case "fixer":
-		fmt.Fprintf(&b, "whetstone fix · run %s · iteration %d\n", r.ID, r.Iteration)
+		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
 		fmt.Fprintf(&b, "Fix these blocking findings, most severe first. Their details are in %s/verdict.json; the change under review is %s/diff.patch.\n", dir, dir)
 		r.listBlocking(&b)
 		b.WriteString(r.Rule() + "\n")
 		b.WriteString("Make minimal changes, run the tests you can, never touch .whetstone/ or whetstone.json. Your final message: exactly one fenced json block holding a whetstone.fix/v1 report with one result per id above.\n")
 	case "validator":
-		fmt.Fprintf(&b, "whetstone validate · run %s · iteration %d\n", r.ID, r.Iteration)
+		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
 		fmt.Fprintf(&b, "Independently confirm or disprove each of these findings. Details: %s/verdict.json; the change: %s/diff.patch.\n", dir, dir)
 		r.listBlocking(&b)
 		b.WriteString(r.Rule() + "\n")
 		b.WriteString("Your final message: exactly one fenced json block holding a whetstone.validation/v1 report with one result per id above.\n")
 	default:
-		fmt.Fprintf(&b, "whetstone review · run %s · iteration %d · reviewer %s\n", r.ID, r.Iteration, name)
+		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
 		fmt.Fprintf(&b, "The change: %s/diff.patch (unified diff, base → working tree; untracked files appear as additions). "+
 			"Files with status, old path, changed line ranges (hunks), triage (skip | deep | normal), the specialists chosen and why, and tool signals: %s/context.json.\n", dir, r.Dir())
 		if r.Iteration > 1 {
@@ -145,9 +166,10 @@ func (r *Run) listBlocking(b *strings.Builder) {
 	}
 }
 
-// Summary is the account of a finished run, three to six lines: the
-// outcome, an error or tampering when there was one, the findings, time
-// and tokens, and where the report is. It reads only state.json's digest,
+// Summary is the account of a finished run, in a few lines: the outcome,
+// an error or tampering when there was one, the findings and the most
+// severe blocking ones, the files the fixer changed, time and tokens, and
+// where the report is. It reads only state.json's digest,
 // so the Stop hook that shows it never reads the ledger.
 func (r *Run) Summary() string {
 	var b strings.Builder
@@ -164,9 +186,29 @@ func (r *Run) Summary() string {
 		fmt.Fprintf(&b, "The project was changed during a read-only phase (%s), so the run cannot approve.\n", review.CleanLine(strings.Join(r.Tampered[:min(len(r.Tampered), 5)], "; ")))
 	}
 	b.WriteString(r.FindingsLine() + "\n")
+	for _, e := range r.Digest.Listed[:min(len(r.Digest.Listed), summaryListed)] {
+		fmt.Fprintf(&b, "- %s [%s] %s:%d %s\n", e.ID, e.Severity, review.CleanLine(e.File), e.Line, review.CleanLine(e.Title))
+	}
+	if rest := len(r.Digest.Blocking) - min(len(r.Digest.Listed), summaryListed); rest > 0 {
+		fmt.Fprintf(&b, "- … and %d more blocking, in the report\n", rest)
+	}
+	if n := len(r.Edited); n > 0 {
+		fmt.Fprintf(&b, "The fixer changed %s, left uncommitted: %s.\n", review.Plural(n, "file"), review.CleanLine(strings.Join(r.Edited[:min(n, summaryListed)], ", ")))
+	}
 	fmt.Fprintf(&b, "Time: %s; tokens: %s.\n", FormatDuration(r.Elapsed(r.Updated)), FormatTokens(r.Tokens))
 	fmt.Fprintf(&b, "Report: %s/report.md", r.Dir())
 	return b.String()
+}
+
+// summaryListed is how many blocking findings and edited files a summary
+// names.
+const summaryListed = 5
+
+// Finale is what the orchestrator is given once when a run ends: the
+// summary and what to do with it. Its final message relays the result to
+// the user, who never sees a hook's message otherwise.
+func (r *Run) Finale() string {
+	return r.Summary() + "\nThe whetstone run is over. In your final message, tell the user this result in a few lines: the outcome and verdict, the open findings (the blocking ones by id and title), which files the fixer changed (uncommitted), and the report's path. Do not dispatch agents, review or fix anything, or start another review."
 }
 
 // FindingsLine is one sentence on the run's findings: how many were

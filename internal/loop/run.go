@@ -123,6 +123,7 @@ type Run struct {
 	LedgerRev   int                  `json:"ledger_rev,omitempty"` // the revision whose ledger file holds the cold part
 	Baseline    *scope.Snapshot      `json:"baseline,omitempty"`   // the work tree when this read-only phase began
 	Tampered    []string             `json:"tampered,omitempty"`   // changes made during read-only phases, in words
+	Edited      []string             `json:"edited,omitempty"`     // files the fixer changed, left uncommitted for the user
 	Created     time.Time            `json:"created"`
 	Updated     time.Time            `json:"updated"`
 	Finished    time.Time            `json:"finished,omitzero"` // when it reached DONE or STOPPED
@@ -298,15 +299,19 @@ func (r *Run) Pending() []string {
 }
 
 // Dispatch says why the orchestrator may not launch an agent now: the
-// phase does not expect it, or it already reported; nil when it may. It
+// phase does not expect it, it already reported, or the prompt is not
+// the one whetstone issued (Prompt); nil when it may. It
 // records nothing: an agent's instance is recorded when it starts
 // (Register), so the dispatch gate needs no lock and writes nothing.
-func (r *Run) Dispatch(name string) error {
+func (r *Run) Dispatch(name, prompt string) error {
 	if !r.Expects(name) {
 		return fmt.Errorf("whetstone:%s is not part of the %s phase (iteration %d); dispatch only %s", name, r.Phase, r.Iteration, r.pendingTypes())
 	}
 	if a := r.Agents[name]; a != nil && (a.Status == Reported || a.Status == Failed) {
 		return fmt.Errorf("whetstone:%s already %s in this phase; do not dispatch it again", name, a.Status)
+	}
+	if want := r.Prompt(name); strings.TrimSpace(prompt) != want {
+		return fmt.Errorf("dispatch whetstone:%s with exactly the prompt whetstone issued, %q, and nothing else: whetstone gives the agent its task when it starts", name, want)
 	}
 	return nil
 }
