@@ -314,7 +314,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
         const first: any = output.parts[0]
         if (text && first?.messageID && !briefed.has(input.sessionID)) {
           briefed.add(input.sessionID)
-          output.parts.push({ ...first, id: partID(), type: "text", text, synthetic: true } as any)
+          output.parts.push(textPart(first, text))
         }
         return
       }
@@ -327,7 +327,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       const text = context(a)
       const first: any = output.parts[0]
       if (text && first?.messageID) {
-        output.parts.push({ ...first, id: partID(), type: "text", text, synthetic: true } as any)
+        output.parts.push(textPart(first, text))
       }
     },
 
@@ -382,6 +382,13 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       const text = context(a)
       if (text) output.output += `\n\n${text}`
     },
+  }
+
+  // textPart is whetstone's text added to the message that holds part
+  // first: OpenCode rejects a part without a fresh id and the message's
+  // ids, and the run fails.
+  function textPart(first: any, text: string): any {
+    return { id: partID(), sessionID: first.sessionID, messageID: first.messageID, type: "text", text, synthetic: true }
   }
 
   // partID makes an id that sorts after the message's other parts, in
