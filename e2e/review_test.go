@@ -288,7 +288,7 @@ func TestReviewersSeeTheChange(t *testing.T) {
 		t.Fatalf("%d fixer and %d reviewer model calls; want some of each", len(fixerCalls), len(s.reviewerCalls()))
 	}
 	for _, c := range fixerCalls {
-		if ids := fixerIDs.FindAllString(c.req.FirstUserText(), -1); len(ids) != 1 {
+		if ids := fixerIDs.FindAllString(c.req.SystemMessages(), -1); len(ids) != 1 {
 			t.Errorf("the fixer was asked to fix %v, want exactly one finding", ids)
 		}
 	}
@@ -296,7 +296,15 @@ func TestReviewersSeeTheChange(t *testing.T) {
 		if fb := c.req.StopFeedback(); len(fb) > 0 {
 			t.Errorf("%s's report (iteration %d) was sent back: %s", c.reviewer, c.iteration, fb[0])
 		}
-		prompt := c.req.FirstUserText()
+		// The dispatch prompt is the job line; the task arrives from
+		// whetstone's SubagentStart hook in the agent's system message.
+		if first, want := strings.TrimSpace(c.req.FirstUserText()), fmt.Sprintf("whetstone review · run %s · iteration %d · reviewer %s", run.ID, c.iteration, c.reviewer); !strings.HasSuffix(first, want) {
+			t.Errorf("%s's prompt is not its job line %q:\n%s", c.reviewer, want, first)
+		}
+		prompt := c.req.SystemMessages()
+		if want := "SubagentStart hook additional context: Your task, from whetstone:\n" + fmt.Sprintf("whetstone review · run %s · iteration %d · reviewer %s\n", run.ID, c.iteration, c.reviewer); !strings.Contains(prompt, want) {
+			t.Errorf("%s's system message does not carry its task from whetstone (%q):\n%s", c.reviewer, want, prompt)
+		}
 		if want := fmt.Sprintf("iter-%d/diff.patch", c.iteration); !strings.Contains(prompt, want) {
 			t.Errorf("%s's prompt does not name %s:\n%s", c.reviewer, want, prompt)
 		}
@@ -636,5 +644,71 @@ func TestResumeAndSecondSession(t *testing.T) {
 	}
 	if len(fixers) != 1 {
 		t.Errorf("the fixer was dispatched %d times, want once: %q", len(fixers), fixers)
+	}
+}
+
+// TestPlainWordsSkillStart: the user asks in words; the model invokes
+// whetstone's review as a skill (Skill {"skill":"whetstone:review"}), which
+// starts the run with the first instruction on the call. The orchestrator
+// first briefs each reviewer itself, as a model that knows better does:
+// every such dispatch is denied with the prompt to use, and it then copies
+// the lines. Each agent gets its task from whetstone as it starts; the
+// loop runs to DONE and the orchestrator's final message relays the
+// verdict to the user.
+func TestPlainWordsSkillStart(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newSession(t, e, r, fakemodel.Whetstone{Findings: criticFindsOnce, Fixes: fixOnce, BriefsReviewers: true}.Script())
+	st := s.claude(fakemodel.SkillRequest)
+
+	run := wantRun(t, r, "done", "", "APPROVE", 2)
+	skill := false
+	for _, u := range st.toolUses() {
+		in, _ := u["input"].(map[string]any)
+		if u["name"] == "Skill" && in["skill"] == "whetstone:review" {
+			skill = true
+		}
+	}
+	if !skill {
+		t.Fatal("the model never invoked the whetstone:review skill")
+	}
+	started := false
+	for _, text := range st.hookTexts("PreToolUse") {
+		if strings.Contains(text, "whetstone started review run "+run.ID) && strings.Contains(text, fakemodel.DispatchMarker) {
+			started = true
+		}
+	}
+	if !started {
+		t.Error("the Skill call's PreToolUse answer did not carry the start and the dispatch lines")
+	}
+	// The forged briefs were denied; no reviewer ever saw one.
+	denied := 0
+	for _, res := range st.toolResults() {
+		if b, _ := json.Marshal(res); strings.Contains(string(b), "exactly the prompt whetstone issued") {
+			denied++
+		}
+	}
+	if denied == 0 {
+		t.Error("no dispatch with the orchestrator's own brief was denied")
+	}
+	for _, c := range s.reviewerCalls() {
+		if strings.Contains(c.req.AllText(), "reply with exactly this report") {
+			t.Errorf("%s received the orchestrator's brief", c.reviewer)
+		}
+		if !strings.Contains(c.req.SystemMessages(), "SubagentStart hook additional context: Your task, from whetstone:") {
+			t.Errorf("%s (iteration %d) did not get its task from whetstone", c.reviewer, c.iteration)
+		}
+	}
+	// The user hears the end from the model.
+	results := st.of("result", "")
+	if len(results) == 0 {
+		t.Fatal("no result")
+	}
+	final := results[len(results)-1].str("result")
+	for _, want := range []string{"whetstone run " + run.ID + " DONE", "APPROVE", "Report: .whetstone/runs/" + run.ID + "/report.md"} {
+		if !strings.Contains(final, want) {
+			t.Errorf("the orchestrator's final message lacks %q:\n%s", want, final)
+		}
 	}
 }

@@ -37,7 +37,7 @@ func fixture(b *testing.B, name string) map[string]any {
 }
 
 // runHook is one hook invocation as the binary does it, minus start-up.
-func runHook(b *testing.B, a *app.App, event string, data []byte) []byte {
+func runHook(b testing.TB, a *app.App, event string, data []byte) []byte {
 	p, err := hook.Parse(data)
 	if err != nil {
 		b.Fatal(err)

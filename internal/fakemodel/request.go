@@ -229,6 +229,22 @@ func (r *Request) AllText() string {
 	return strings.Join(parts, "\n")
 }
 
+// SystemMessages is the text of the role=system messages, in order,
+// newline-joined: where Claude Code puts hook context for the model (a
+// subagent's SubagentStart context, prepended to its environment message;
+// PreToolUse context).
+func (r *Request) SystemMessages() string {
+	var parts []string
+	for _, m := range r.Messages {
+		if m.Role == "system" {
+			if s := m.Content.Text(); s != "" {
+				parts = append(parts, s)
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
 // SystemText is the text of the system blocks, newline-joined.
 func (r *Request) SystemText() string {
 	return Content(r.System).Text()

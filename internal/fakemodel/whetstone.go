@@ -108,9 +108,9 @@ func (w Whetstone) Script() Script {
 		}
 		// The dispatch prompt is one line; the agent's task comes from
 		// whetstone when it starts (Claude Code: SubagentStart context in
-		// the system message; OpenCode: the plugin's part of the child's
-		// first message).
-		text := req.FirstUserText() + "\n" + req.SystemText()
+		// a role=system message; OpenCode: the plugin's, in the child's
+		// first message or its system prompt).
+		text := req.FirstUserText() + "\n" + req.SystemMessages() + "\n" + req.SystemText()
 		switch agent := req.Agent(); {
 		case agent == "whetstone:fixer":
 			return w.fixer(req, text)
@@ -167,6 +167,10 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 		case "Agent", "Task", "task":
 			var in struct {
 				Description string `json:"description"`
+			}
+			// A denied dispatch started nothing: it is dispatched again.
+			if res, ok := req.ToolResult(u.ID); ok && (res.IsError || strings.Contains(res.AllText(), "exactly the prompt whetstone issued")) {
+				continue
 			}
 			if json.Unmarshal(u.Input, &in) == nil {
 				dispatched[in.Description] = true
