@@ -371,6 +371,138 @@ func TestOpenCodeFullLoop(t *testing.T) {
 	}
 }
 
+// TestOpenCodeSkillStartsReview: a request in plain words starts the
+// review: OpenCode offers the model whetstone's review skill, the model
+// loads it, whetstone's start message and first instructions arrive with
+// the skill's content, and under `opencode run` the loop goes to DONE; the
+// orchestrator's final message tells the verdict. Each agent's task comes
+// from whetstone, not from the dispatch's one-line prompt.
+func TestOpenCodeSkillStartsReview(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newOpenCodeSession(t, e, r, fakemodel.Whetstone{Findings: criticFindsOnce, Fixes: fixOnce}.Script())
+	s.run("Please review my current change with the whetstone review loop")
+
+	run := wantRun(t, r, "done", "", "APPROVE", 2)
+	wantFiles(t, r, run, "iter-1/critic.json", "iter-1/fix.json", "iter-2/critic.json", "report.md")
+	if !strings.Contains(r.read("calc.go"), fixOffByOne.New) {
+		t.Error("the fixer's edit did not reach calc.go")
+	}
+	roots := s.rootCalls()
+	if len(roots) == 0 {
+		t.Fatal("the root session made no model call")
+	}
+	if sys := roots[0].SystemText(); !strings.Contains(sys, "<name>whetstone-review</name>") {
+		t.Errorf("OpenCode did not offer the model the whetstone-review skill:\n%.3000s", sys)
+	}
+	skills := toolResults(roots, "skill")
+	if len(skills) != 1 {
+		t.Fatalf("the orchestrator's skill calls got %d results, want 1: %v", len(skills), skills)
+	}
+	for call, res := range skills {
+		if !strings.Contains(res, `<skill_content name="whetstone-review">`) || !strings.Contains(res, "You are the orchestrator of a whetstone review") {
+			t.Errorf("%s did not load the skill:\n%.1500s", call, res)
+		}
+		if i, j := strings.Index(res, "</skill_content>"), strings.Index(res, fakemodel.DispatchMarker+`{"subagent_type":"whetstone-critic"`); i < 0 || j < i {
+			t.Errorf("%s's result does not end with whetstone's first instructions:\n%.3000s", call, res)
+		}
+	}
+	// The dispatch is a short line; the critic's task (the files it reads,
+	// its output contract) reached its model from whetstone.
+	critic := s.agentCalls("critic")
+	if len(critic) == 0 {
+		t.Fatal("the critic never ran")
+	}
+	for _, u := range toolUsesOf(roots, "task") {
+		var in struct{ Prompt string }
+		json.Unmarshal(u.Input, &in)
+		if strings.Contains(in.Prompt, "\n") || len(in.Prompt) > 200 {
+			t.Errorf("a dispatch prompt is not one short line:\n%s", in.Prompt)
+		}
+	}
+	if first := critic[0].FirstUserText(); !strings.Contains(first, "context.json") || !strings.Contains(first, "whetstone.review/v1") {
+		t.Errorf("the critic's first message lacks its task from whetstone:\n%.3000s", first)
+	}
+	if final := lastRootReply(s); !strings.Contains(final, "APPROVE") {
+		t.Errorf("the orchestrator's final message does not tell the verdict: %q", final)
+	}
+}
+
+// TestOpenCodeSkillInChildStartsNothing: a subagent that loads whetstone's
+// review skill starts no run, and no model is shown whetstone's
+// instructions.
+func TestOpenCodeSkillInChildStartsNothing(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newOpenCodeSession(t, e, r, func(req *fakemodel.Request) fakemodel.Reply {
+		switch {
+		case req.IsTitle():
+			return fakemodel.Say("Delegate")
+		case req.IsSubagent() && req.AssistantTurns() == 0:
+			return fakemodel.Call(fakemodel.ToolUse("skill", map[string]any{"name": "whetstone-review"}))
+		case req.IsSubagent():
+			return fakemodel.Say("Loaded the skill.")
+		case req.AssistantTurns() == 0:
+			return fakemodel.Call(fakemodel.ToolUse("task", map[string]any{"description": "load the skill", "prompt": "Load the whetstone-review skill.", "subagent_type": "general"}))
+		}
+		return fakemodel.Say("The helper is done.")
+	})
+	s.run("Ask a helper to load the whetstone-review skill.")
+
+	children := 0
+	for _, req := range s.calls() {
+		if req.IsSubagent() {
+			children++
+		}
+		// The skill's own text shows the marker, never a dispatch line.
+		if all := req.AllText() + req.SystemText(); strings.Contains(all, fakemodel.DispatchMarker+"{") || strings.Contains(all, "whetstone run ") {
+			t.Errorf("a model was shown whetstone's instructions:\n%.2000s", req.Latest())
+		}
+	}
+	if children < 2 {
+		t.Fatalf("the child made %d model calls; it never got its skill call's result", children)
+	}
+	if r.exists(".whetstone/runs") || r.exists(".whetstone/sessions") {
+		t.Error("a child's skill call started a run")
+	}
+}
+
+// toolUsesOf are the calls of the named tool in the requests, each once.
+func toolUsesOf(reqs []*fakemodel.Request, name string) []fakemodel.Block {
+	seen := map[string]bool{}
+	var out []fakemodel.Block
+	for _, req := range reqs {
+		for _, u := range req.ToolUses() {
+			if u.Name == name && !seen[u.ID] {
+				seen[u.ID] = true
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+// lastRootReply is the text of the root session's last model reply: what
+// the user reads at the end.
+func lastRootReply(s *ocSession) string {
+	s.t.Helper()
+	recs, err := s.model.Requests()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	last := ""
+	for _, rec := range recs {
+		req, err := rec.Request()
+		if err != nil || rec.Path != "/v1/chat/completions" || req.IsTitle() || req.IsSubagent() {
+			continue
+		}
+		last = fakemodel.Content(rec.Reply).Text()
+	}
+	return last
+}
+
 // wantWritesDenied checks what the rogue witness and orchestrator of a
 // fakemodel.Whetstone script (RogueReviewer "witness", RogueEdit) tried: the
 // witness created no file; each of its 4 writes per iteration was refused by
@@ -584,8 +716,8 @@ func TestOpenCodePluginHasOneExport(t *testing.T) {
 }
 
 // TestOpenCodePackagePlugin: loaded as a package (the file itself, not an
-// installed copy), the plugin brings its agents and the review command
-// through OpenCode's config hook.
+// installed copy), the plugin brings its agents, the review command and
+// the review skill through OpenCode's config hook.
 func TestOpenCodePackagePlugin(t *testing.T) {
 	t.Parallel()
 	e := setupOpenCode(t)
@@ -597,7 +729,7 @@ func TestOpenCodePackagePlugin(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.config, "opencode.json"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"agent", "list"}, {"debug", "config"}} {
+	for _, args := range [][]string{{"agent", "list"}, {"debug", "config"}, {"debug", "skill"}} {
 		// A file, not a pipe: OpenCode exits before a pipe takes its whole
 		// output (debug config prints some 100 KB).
 		f, err := os.Create(filepath.Join(t.TempDir(), "out"))
@@ -612,10 +744,12 @@ func TestOpenCodePackagePlugin(t *testing.T) {
 		if err != nil {
 			t.Fatalf("opencode %v: %v\n%s", args, err, out)
 		}
-		want := []string{"whetstone-critic (subagent)", "whetstone-fixer (subagent)"}
-		if args[0] == "debug" {
-			want = []string{`"whetstone-review"`, "You are the orchestrator of a whetstone review"}
-		}
+		want := map[string][]string{
+			"list":   {"whetstone-critic (subagent)", "whetstone-fixer (subagent)"},
+			"config": {`"whetstone-review"`, "You are the orchestrator of a whetstone review"},
+			// Offered to the model: a name and a description.
+			"skill": {`"name": "whetstone-review"`, `"description": "Start (or resume) a whetstone review`, filepath.Join(e.root, "opencode", "skill", "whetstone-review", "SKILL.md")},
+		}[args[len(args)-1]]
 		for _, w := range want {
 			if !strings.Contains(string(out), w) {
 				t.Errorf("opencode %v lacks %q:\n%.3000s", args, w, out)

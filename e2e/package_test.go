@@ -27,6 +27,9 @@ var packageFiles = []string{
 	"bin/darwin-amd64/whetstone", "bin/darwin-arm64/whetstone", "bin/linux-amd64/whetstone",
 	"bin/linux-arm64/whetstone", "bin/windows-amd64/whetstone.exe", "bin/windows-arm64/whetstone.exe",
 	"commands/review.md", "hooks/hooks.json", "package.json", "scripts/whetstone", "skills/guide/SKILL.md",
+	// OpenCode's plugin, command and skill (the check for files the package
+	// should not hold lets any opencode/ file pass).
+	"opencode/whetstone.ts", "opencode/command/whetstone-review.md", "opencode/skill/whetstone-review/SKILL.md",
 }
 
 // unpack extracts WHETSTONE_PACKAGE with tar, as npm and OpenCode do, and

@@ -23,6 +23,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   // it installs; the packaged file leaves it empty.
   const INSTALLED_BIN = ""
   const COMMAND = "whetstone-review" // /whetstone-review, the command file's name
+  const SKILL = "whetstone-review" // the review skill's name (opencode/skill/whetstone-review/SKILL.md)
   const MAX_CONTINUATIONS = 4 // a child's report sent back at most this often (whetstone caps it at 2)
   const MAX_REPROMPTS = 8 // consecutive Stop re-prompts of a root session without a finished task
 
@@ -48,6 +49,11 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   // Root sessions whose next message is whetstone's own (the command's
   // text, a Stop re-prompt): it already carries the instructions.
   const own = new Set<string>()
+  // What whetstone answered a skill call with (the run's start and first
+  // instructions), by call id, for the call's result.
+  const skillContext = new Map<string, string>()
+  // Child sessions that were given their task (subagent-start's context).
+  const briefed = new Set<string>()
   const bin = findBinary()
   if (!bin) console.error("whetstone: no whetstone binary found (WHETSTONE_BIN, the package's bin/, PATH); whetstone enforces nothing")
 
@@ -218,12 +224,17 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   }
 
   return {
-    // Loaded from the npm package, the plugin brings its agents and the
-    // review command (opencode/agent, opencode/command) itself; files of the
-    // same names in a config dir (whetstone install opencode) win.
+    // Loaded from the npm package, the plugin brings its agents, the
+    // review command and the review skill (opencode/agent, opencode/command,
+    // opencode/skill) itself; files of the same names in a config dir
+    // (whetstone install opencode) win.
     config: async (config: any) => {
       if (INSTALLED_BIN) return
       const dir = path.join(root, "opencode")
+      if (existsSync(path.join(dir, "skill", SKILL, "SKILL.md"))) {
+        config.skills ??= {}
+        config.skills.paths = [...(config.skills.paths ?? []), path.join(dir, "skill")]
+      }
       let agents: string[] = []
       try {
         agents = readdirSync(path.join(dir, "agent")).filter((f) => f.endsWith(".md"))
@@ -294,7 +305,17 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       const agent = input.agent ?? output.message?.agent
       if (info.parentID) {
         if (agent && !info.agent) info.agent = agent
-        await run("subagent-start", await payload("SubagentStart", input.sessionID))
+        // The agent's whole task (its files, fix checks, the rule, the
+        // output contract) comes from whetstone, not from the dispatch's
+        // short prompt: a text part of the child's first message, as
+        // Claude Code's SubagentStart context. It stays in the child's
+        // history, so a continued child still has it.
+        const text = context(await run("subagent-start", await payload("SubagentStart", input.sessionID)))
+        const first: any = output.parts[0]
+        if (text && first?.messageID && !briefed.has(input.sessionID)) {
+          briefed.add(input.sessionID)
+          output.parts.push(textPart(first, text))
+        }
         return
       }
       if (own.delete(input.sessionID)) return
@@ -306,7 +327,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       const text = context(a)
       const first: any = output.parts[0]
       if (text && first?.messageID) {
-        output.parts.push({ ...first, id: partID(), type: "text", text, synthetic: true } as any)
+        output.parts.push(textPart(first, text))
       }
     },
 
@@ -324,9 +345,20 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       const a = await run("pre-tool-use", await payload("PreToolUse", input.sessionID, { tool_name: input.tool, tool_input: output.args }))
       const reason = blocked(a, true)
       if (reason) throw new Error(reason)
+      // Loading the review skill starts (or resumes) the session's run:
+      // whetstone's start message and first instructions follow the skill's
+      // content in the call's result.
+      const text = input.tool === "skill" && (output.args as any)?.name === SKILL ? context(a) : ""
+      if (text) skillContext.set(input.callID, text)
     },
 
     "tool.execute.after": async (input, output) => {
+      if (input.tool === "skill") {
+        const text = skillContext.get(input.callID)
+        skillContext.delete(input.callID)
+        if (text) output.output += `\n\n${text}`
+        return
+      }
       if (input.tool !== "task") return
       reprompts.delete(input.sessionID)
       const child: string | undefined = output.metadata?.sessionId
@@ -350,6 +382,13 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       const text = context(a)
       if (text) output.output += `\n\n${text}`
     },
+  }
+
+  // textPart is whetstone's text added to the message that holds part
+  // first: OpenCode rejects a part without a fresh id and the message's
+  // ids, and the run fails.
+  function textPart(first: any, text: string): any {
+    return { id: partID(), sessionID: first.sessionID, messageID: first.messageID, type: "text", text, synthetic: true }
   }
 
   // partID makes an id that sorts after the message's other parts, in

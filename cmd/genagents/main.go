@@ -1,7 +1,8 @@
 // Command genagents writes the agents' briefs from the sources in
 // internal/brief/src: Claude Code's agents/<name>.md and OpenCode's
 // opencode/agent/whetstone-<name>.md, and OpenCode's review command,
-// opencode/command/whetstone-review.md, from commands/review.md. Run it
+// opencode/command/whetstone-review.md, and review skill,
+// opencode/skill/whetstone-review/SKILL.md, from commands/review.md. Run it
 // from the module root:
 //
 //	go run ./cmd/genagents
@@ -26,7 +27,7 @@ func main() {
 }
 
 func generate(root string) error {
-	for _, dir := range []string{"agents", "opencode/agent", "opencode/command"} {
+	for _, dir := range []string{"agents", "opencode/agent", "opencode/command", "opencode/skill/" + brief.OpenCodeCommand} {
 		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
 			return err
 		}
@@ -54,5 +55,11 @@ func generate(root string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(root, "opencode", "command", brief.OpenCodeCommand+".md"), b, 0o644)
+	if err := os.WriteFile(filepath.Join(root, "opencode", "command", brief.OpenCodeCommand+".md"), b, 0o644); err != nil {
+		return err
+	}
+	if b, err = brief.RenderOpenCodeSkill(claude); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, "opencode", "skill", brief.OpenCodeCommand, "SKILL.md"), b, 0o644)
 }

@@ -252,9 +252,51 @@ func TestOpenCodeFilesUpToDate(t *testing.T) {
 	if err != nil || string(got) != string(want) {
 		t.Errorf("opencode/command/%s.md differs from commands/review.md (-generated +committed) (%v):\n%s\n%s", OpenCodeCommand, err, cmp.Diff(string(want), string(got)), fix)
 	}
+	skill, err := RenderOpenCodeSkill(claude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join("opencode", "skill", OpenCodeCommand, "SKILL.md")
+	if got, err := os.ReadFile(filepath.Join(root, file)); err != nil || string(got) != string(skill) {
+		t.Errorf("%s differs from commands/review.md (-generated +committed) (%v):\n%s\n%s", file, err, cmp.Diff(string(skill), string(got)), fix)
+	}
 	for _, claudeWord := range []string{"Agent tool", "Agent call", "/whetstone:review", "run_in_background", "Stop hook"} {
-		if strings.Contains(string(want), claudeWord) {
-			t.Errorf("OpenCode's command still says %q", claudeWord)
+		if strings.Contains(string(want), claudeWord) || strings.Contains(string(skill), claudeWord) {
+			t.Errorf("OpenCode's command or skill still says %q", claudeWord)
+		}
+	}
+	if strings.Contains(string(skill), "$ARGUMENTS") {
+		t.Error("the skill speaks of arguments; a skill takes none")
+	}
+}
+
+// TestOpenCodeSkillFrontmatter: OpenCode offers a skill to the model only
+// with a name and a description, read as YAML: one plain line each, with
+// no ": " that would end the value.
+func TestOpenCodeSkillFrontmatter(t *testing.T) {
+	claude, err := os.ReadFile(filepath.Join(root, "commands", "review.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	skill, err := RenderOpenCodeSkill(claude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	front, _, ok := strings.Cut(strings.TrimPrefix(string(skill), "---\n"), "\n---\n")
+	if !ok || !strings.HasPrefix(string(skill), "---\n") {
+		t.Fatalf("the skill has no frontmatter:\n%.300s", skill)
+	}
+	lines := strings.Split(front, "\n")
+	if len(lines) != 2 || lines[0] != "name: "+OpenCodeCommand || !strings.HasPrefix(lines[1], "description: ") {
+		t.Fatalf("the skill's frontmatter is not exactly its name and description:\n%s", front)
+	}
+	desc := strings.TrimPrefix(lines[1], "description: ")
+	if strings.Contains(desc, ": ") || strings.Contains(desc, " #") || strings.ContainsAny(desc[:1], "&*!|>'\"%@`{[") {
+		t.Errorf("the description is not a plain YAML scalar: %q", desc)
+	}
+	for _, w := range []string{"review", "change", "whetstone"} {
+		if !strings.Contains(desc, w) {
+			t.Errorf("the description does not say %q: a model asked to review a change with whetstone would not pick it", w)
 		}
 	}
 }

@@ -107,3 +107,37 @@ func RenderOpenCodeCommand(claude []byte) ([]byte, error) {
 	}
 	return []byte("---\ndescription: " + desc + "\n---\n" + body), nil
 }
+
+// OpenCodeSkillDescription is the review skill's description: what
+// OpenCode offers the model, so it names what a user asks for.
+const OpenCodeSkillDescription = "Start (or resume) a whetstone review of the user's current code change, a convergent review and fix loop in which specialist reviewer subagents check the change in parallel, one fixer fixes what they find, and they review again until it is clean. Use it when the user asks to review their change, diff, branch or work with whetstone, or for a thorough multi-agent review that also fixes what it finds. It reviews the default scope with the project's settings (for given paths, refs or flags the user types /whetstone-review instead); only the main session can start it."
+
+// openCodeSkillWords turn OpenCode's review command into the review skill:
+// the skill takes no arguments and its instructions arrive with its
+// content. Each must occur in the command.
+var openCodeSkillWords = [][2]string{
+	{"Arguments: `$ARGUMENTS` (whetstone's hooks have already read them: the scope, as paths or globs and `--since REF`, `--staged`, `--uncommitted` or `--last-commit`, defaulting to the branch against its merge-base with the default branch plus uncommitted work; `--force` past the size gates; `--depth`, `--max-iterations`, `--reviewers`, `--restart`. You do not parse them).",
+		"Loading this skill started whetstone's review of the current change, or resumed this session's run: the default scope (the branch against its merge-base with the default branch plus uncommitted work; on the default branch, the uncommitted work, else the last commit) and the project's `whetstone.json` settings. A skill takes no arguments: another scope (paths, `--since REF`, `--staged`, `--uncommitted`, `--last-commit`) or other settings (`--depth`, `--max-iterations`, `--reviewers`, `--force`) need the command, `/whetstone-review --restart <scope and flags>`; tell the user so when they asked for one."},
+	{"whetstone's text addressed to you: after this prompt when the user typed the command, at the end of the skill's result when you invoked it as a skill;",
+		"whetstone's text addressed to you: at the end of this skill's result;"},
+	{"(whetstone could not start, or this text reached you some other way)", "(whetstone could not start, or this skill was loaded outside the main session)"},
+}
+
+// RenderOpenCodeSkill is OpenCode's review skill,
+// skill/whetstone-review/SKILL.md, made from the Claude Code command in
+// OpenCode's words: loading it through OpenCode's skill tool starts the
+// run, and whetstone's first instructions follow its content.
+func RenderOpenCodeSkill(claude []byte) ([]byte, error) {
+	command, err := RenderOpenCodeCommand(claude)
+	if err != nil {
+		return nil, err
+	}
+	_, body, _ := strings.Cut(strings.TrimPrefix(string(command), "---\n"), "\n---\n")
+	for _, w := range openCodeSkillWords {
+		if !strings.Contains(body, w[0]) {
+			return nil, fmt.Errorf("brief: OpenCode's command no longer says %q; update openCodeSkillWords in internal/brief/opencode.go", w[0])
+		}
+		body = strings.ReplaceAll(body, w[0], w[1])
+	}
+	return []byte("---\nname: " + OpenCodeCommand + "\ndescription: " + OpenCodeSkillDescription + "\n---\n" + body), nil
+}

@@ -52,7 +52,7 @@ func isGlobal(c *urfave.Context) bool {
 func installCommand(stdout io.Writer) *urfave.Command {
 	return &urfave.Command{
 		Name:      "install",
-		Usage:     "install whetstone's OpenCode plugin, agents and review command into .opencode/ (or --global)",
+		Usage:     "install whetstone's OpenCode plugin, agents, review command and skill into .opencode/ (or --global)",
 		ArgsUsage: "opencode",
 		Flags:     []urfave.Flag{globalFlag},
 		Action: func(c *urfave.Context) error {

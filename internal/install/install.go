@@ -1,5 +1,5 @@
 // Package install writes whetstone's OpenCode files (the plugin, the agents,
-// the review command) into an OpenCode config directory, and removes
+// the review command, the review skill) into an OpenCode config directory, and removes
 // exactly those again. A manifest in that directory records every file it
 // wrote with its digest, and every directory it created: uninstall removes
 // a file only if it still holds what was written, a directory only if it
@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -59,8 +60,8 @@ func Dir(project string, global bool, getenv func(string) string) (string, error
 }
 
 // Files are the files to write, by slash path relative to the config dir:
-// plugin/whetstone.ts with the binary's path filled in, agent/*.md and
-// command/*.md.
+// plugin/whetstone.ts with the binary's path filled in, agent/*.md,
+// command/*.md and skill/whetstone-review/SKILL.md.
 func Files(binary string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	err := fs.WalkDir(whetstone.OpenCode, "opencode", func(p string, d fs.DirEntry, err error) error {
@@ -133,18 +134,21 @@ func Install(dir, binary string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := noSymlinks(dir); err != nil {
+	names := make([]string, 0, len(files))
+	for rel := range files {
+		names = append(names, rel)
+	}
+	slices.Sort(names)
+	if err := noSymlinks(dir, names); err != nil {
 		return nil, err
 	}
 	old, err := readManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(files))
-	for rel := range files {
-		names = append(names, rel)
+	if err := noSymlinks(dir, slices.Collect(maps.Keys(old.Files))); err != nil {
+		return nil, err
 	}
-	slices.Sort(names)
 	for _, rel := range names {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		info, err := os.Lstat(p)
@@ -201,7 +205,7 @@ func Install(dir, binary string) ([]string, error) {
 // Uninstall removes what the manifest in dir lists and returns the paths
 // removed and the files it kept because they changed since.
 func Uninstall(dir string) (removed, kept []string, err error) {
-	if err := noSymlinks(dir); err != nil {
+	if err := noSymlinks(dir, nil); err != nil {
 		return nil, nil, err
 	}
 	m, err := readManifest(dir)
@@ -211,11 +215,10 @@ func Uninstall(dir string) (removed, kept []string, err error) {
 	if _, err := os.Lstat(filepath.Join(dir, ManifestName)); err != nil {
 		return nil, nil, fmt.Errorf("whetstone is not installed in %s (no %s)", dir, ManifestName)
 	}
-	names := make([]string, 0, len(m.Files))
-	for rel := range m.Files {
-		names = append(names, rel)
+	names := slices.Sorted(maps.Keys(m.Files))
+	if err := noSymlinks(dir, names); err != nil {
+		return nil, nil, err
 	}
-	slices.Sort(names)
 	for _, rel := range names {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		switch ok, err := removeIfSame(p, m.Files[rel]); {
@@ -291,10 +294,19 @@ func mkdirs(dir, rel string) ([]string, error) {
 	return created, nil
 }
 
-// noSymlinks refuses a config directory that is, or holds in the places
-// whetstone writes to, a symlink: nothing is written through one.
-func noSymlinks(dir string) error {
-	for _, p := range []string{dir, filepath.Join(dir, "plugin"), filepath.Join(dir, "agent"), filepath.Join(dir, "command"), filepath.Join(dir, ManifestName)} {
+// noSymlinks refuses a config directory that is a symlink, or holds one
+// in a directory on the way to a file whetstone writes or removes
+// (skill/, skill/whetstone-review/, ...): nothing is written or removed
+// through one.
+func noSymlinks(dir string, files []string) error {
+	check := []string{".", ManifestName}
+	for _, rel := range files {
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			check = append(check, d)
+		}
+	}
+	for _, rel := range check {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if info, err := os.Lstat(p); err == nil && info.Mode()&fs.ModeSymlink != 0 {
 			return fmt.Errorf("%s is a symlink; whetstone writes nothing through one", p)
 		}

@@ -22,12 +22,16 @@ func TestUninstallRemovesExactlyWhatInstallWrote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(written) != 12+1+1+1 { // agents, command, plugin, manifest
+	if len(written) != 12+1+1+1+1 { // agents, command, skill, plugin, manifest
 		t.Errorf("wrote %d files: %v", len(written), written)
 	}
 	plugin, _ := os.ReadFile(filepath.Join(dir, "plugin", "whetstone.ts"))
 	if !strings.Contains(string(plugin), `const INSTALLED_BIN = "/opt/whetstone/bin/whetstone"`) {
 		t.Error("the installed plugin does not name the binary")
+	}
+	skill, _ := os.ReadFile(filepath.Join(dir, "skill", "whetstone-review", "SKILL.md"))
+	if !strings.HasPrefix(string(skill), "---\nname: whetstone-review\ndescription: ") {
+		t.Errorf("the installed skill has no name and description:\n%.200s", skill)
 	}
 	if _, err := Install(dir, "/opt/whetstone/bin/whetstone"); err != nil {
 		t.Errorf("a second install over its own files: %v", err)
@@ -36,7 +40,9 @@ func TestUninstallRemovesExactlyWhatInstallWrote(t *testing.T) {
 	if err != nil || len(kept) != 0 {
 		t.Fatalf("Uninstall: %v, kept %v", err, kept)
 	}
-	if len(removed) != 15+2 { // the files, plugin/ and command/ (agent/ is the user's too)
+	// the files, plugin/, command/, skill/ and skill/whetstone-review/
+	// (agent/ is the user's too)
+	if len(removed) != 16+4 {
 		t.Errorf("removed %d paths: %v", len(removed), removed)
 	}
 	var left []string
@@ -116,5 +122,84 @@ func TestInstallRefusesAUsersFile(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "plugin")); !os.IsNotExist(err) {
 		t.Error("a refused install wrote something")
+	}
+}
+
+// TestNoSymlinkedSkillDir: a symlinked skill/ or skill/whetstone-review/
+// is refused by install before anything is written, and by uninstall
+// before anything is removed; nothing is written or removed through it.
+func TestNoSymlinkedSkillDir(t *testing.T) {
+	for _, link := range []string{"skill", "skill/whetstone-review"} {
+		t.Run(link, func(t *testing.T) {
+			base := t.TempDir()
+			dir, elsewhere := filepath.Join(base, ".opencode"), filepath.Join(base, "elsewhere")
+			os.MkdirAll(filepath.Join(dir, filepath.Dir(link)), 0o755)
+			os.MkdirAll(elsewhere, 0o755)
+			if err := os.Symlink(elsewhere, filepath.Join(dir, link)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Install(dir, "/bin/whetstone"); err == nil || !strings.Contains(err.Error(), "symlink") {
+				t.Errorf("install through a symlinked %s: %v", link, err)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "plugin")); !os.IsNotExist(err) {
+				t.Error("a refused install wrote the plugin")
+			}
+			if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+				t.Errorf("wrote %d files through the symlink", len(entries))
+			}
+
+			// Installed, then the skill's directory replaced by a symlink to
+			// a copy of the same files: uninstall removes nothing.
+			os.Remove(filepath.Join(dir, link))
+			if _, err := Install(dir, "/bin/whetstone"); err != nil {
+				t.Fatal(err)
+			}
+			real := filepath.Join(dir, filepath.FromSlash(link))
+			if err := os.CopyFS(filepath.Join(elsewhere, "copy"), os.DirFS(real)); err != nil {
+				t.Fatal(err)
+			}
+			os.RemoveAll(real)
+			os.Symlink(filepath.Join(elsewhere, "copy"), real)
+			if _, _, err := Uninstall(dir); err == nil || !strings.Contains(err.Error(), "symlink") {
+				t.Errorf("uninstall through a symlinked %s: %v", link, err)
+			}
+			var left int
+			filepath.Walk(elsewhere, func(p string, info os.FileInfo, err error) error {
+				if err == nil && !info.IsDir() {
+					left++
+				}
+				return nil
+			})
+			if left != 1 {
+				t.Errorf("uninstall removed files through the symlink: %d left", left)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "plugin", "whetstone.ts")); err != nil {
+				t.Errorf("a refused uninstall removed the plugin: %v", err)
+			}
+		})
+	}
+}
+
+// TestUninstallKeepsAChangedSkill: a skill the user edited after the
+// install stays, with its directory, and is named.
+func TestUninstallKeepsAChangedSkill(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".opencode")
+	if _, err := Install(dir, "/bin/whetstone"); err != nil {
+		t.Fatal(err)
+	}
+	skill := filepath.Join(dir, "skill", "whetstone-review", "SKILL.md")
+	os.WriteFile(skill, []byte("---\nname: whetstone-review\ndescription: mine\n---\nmine\n"), 0o644)
+	_, kept, err := Uninstall(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 || kept[0] != skill {
+		t.Errorf("kept %v, want exactly %s", kept, skill)
+	}
+	if b, _ := os.ReadFile(skill); !strings.Contains(string(b), "mine") {
+		t.Error("the changed skill was removed or rewritten")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "plugin")); !os.IsNotExist(err) {
+		t.Error("the plugin was not removed")
 	}
 }
