@@ -90,7 +90,7 @@ var (
 	reviewLine  = regexp.MustCompile(`whetstone review · run (\S+) · iteration (\d+) · reviewer ([a-z0-9-]+)`)
 	jobLine     = regexp.MustCompile(`whetstone (fix|validate) · run (\S+) · iteration (\d+)`)
 	findingLine = regexp.MustCompile(`(?m)^- (F-\d{4,}) \[([a-z]+)\] (\S+?):(\d+) (.*)$`)
-	claimedLine = regexp.MustCompile(`one fix_checks entry each: ([^\n]*)`)
+	claimedLine = regexp.MustCompile(`one fix_checks entry each[^:\n]*: ([^\n]*)`)
 	findingID   = regexp.MustCompile(`F-\d{4,}`)
 )
 
