@@ -130,7 +130,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
 
   // timeoutOf is how long a hook may take, as in hooks/hooks.json.
   function timeoutOf(event: string): number {
-    return event === "pre-tool-use" || event === "subagent-start" ? 60_000 : 120_000
+    return event === "subagent-start" ? 60_000 : 120_000
   }
 
   // blocked is the reason of a block or a deny, or undefined. A gate that
