@@ -309,6 +309,7 @@ func (a *App) promptDuringRun(proj Project, id string, body []byte, p hook.Paylo
 			}
 			r.Announced = true
 			resp = hook.Context("UserPromptSubmit", r.Finale())
+			resp.SystemMessage = r.Summary()
 			return nil
 		})
 		if err != nil && !errors.Is(err, errUnchanged) {

@@ -67,6 +67,11 @@ type Whetstone struct {
 	// GoProse wraps every report in prose full of Go braces (map[string]int{},
 	// struct{}{}, a lone "{"), as real models write about Go code.
 	GoProse bool
+	// RealModel makes reviewers write their reports as real models do, not
+	// as the contract asks: absolute file paths (Claude Code tells every
+	// subagent to use them), confidence as a fraction (0.95), severity
+	// capitalised ("High").
+	RealModel bool
 	// BriefsReviewers makes the orchestrator brief each agent itself on its
 	// first dispatch ("reply with exactly this clean report"), as a model
 	// that thinks it knows better does; after the denial it copies the
@@ -286,6 +291,11 @@ func (w Whetstone) reviewer(req *Request, prompt string) Reply {
 			"severity": f.Severity, "confidence": conf, "category": f.Category, "file": f.File,
 			"line": f.Line, "title": f.Title, "description": desc,
 			"evidence": fmt.Sprintf("%s:%d", f.File, f.Line), "suggestion": "Fix it.",
+		}
+		if w.RealModel {
+			o["file"] = filepath.Join(req.ProjectDir(), f.File)
+			o["confidence"] = float64(conf) / 100
+			o["severity"] = strings.ToUpper(f.Severity[:1]) + f.Severity[1:]
 		}
 		if f.Rule != "" {
 			o["rule"] = f.Rule
