@@ -724,6 +724,21 @@ func TestPlainWordsSkillStart(t *testing.T) {
 	if !started {
 		t.Error("the Skill call's PreToolUse answer did not carry the start and the dispatch lines")
 	}
+	// What the model read after its Skill call: the command's text (the
+	// command is what whetstone:review resolves to) and, beside it, the
+	// first instruction as a role=system message.
+	read := false
+	for _, x := range s.mainCalls() {
+		if text := x.req.AllText(); strings.Contains(text, "Launching skill: whetstone:review") &&
+			strings.Contains(text, "You are the orchestrator of a whetstone review.") &&
+			strings.Contains(x.req.SystemMessages(), "PreToolUse:Skill hook additional context: whetstone started review run "+run.ID) {
+			read = true
+			break
+		}
+	}
+	if !read {
+		t.Error("after the Skill call the model did not read the command's text and the first instruction")
+	}
 	// The forged briefs were denied; no reviewer ever saw one.
 	denied := 0
 	for _, res := range st.toolResults() {
