@@ -158,11 +158,18 @@ const MaxListed = 20
 // bidi characters) and are cleaned again here, so none can start a line of
 // its own.
 func (r *Run) listBlocking(b *strings.Builder) {
-	for _, e := range r.Digest.Listed {
+	r.listFirst(b, MaxListed, fmt.Sprintf("more blocking findings, listed in %s/iter-%d/verdict.json", r.Dir(), r.Iteration))
+}
+
+// listFirst lists at most n of the open blocking findings, most severe
+// first, and says how many more there are ("- … and 3 <more>").
+func (r *Run) listFirst(b *strings.Builder, n int, more string) {
+	listed := r.Digest.Listed[:min(len(r.Digest.Listed), n)]
+	for _, e := range listed {
 		fmt.Fprintf(b, "- %s [%s] %s:%d %s\n", e.ID, e.Severity, review.CleanLine(e.File), e.Line, review.CleanLine(e.Title))
 	}
-	if rest := len(r.Digest.Blocking) - len(r.Digest.Listed); rest > 0 {
-		fmt.Fprintf(b, "- … and %d more blocking findings, listed in %s/iter-%d/verdict.json\n", rest, r.Dir(), r.Iteration)
+	if rest := len(r.Digest.Blocking) - len(listed); rest > 0 {
+		fmt.Fprintf(b, "- … and %d %s\n", rest, more)
 	}
 }
 
@@ -186,12 +193,7 @@ func (r *Run) Summary() string {
 		fmt.Fprintf(&b, "The project was changed during a read-only phase (%s), so the run cannot approve.\n", review.CleanLine(strings.Join(r.Tampered[:min(len(r.Tampered), 5)], "; ")))
 	}
 	b.WriteString(r.FindingsLine() + "\n")
-	for _, e := range r.Digest.Listed[:min(len(r.Digest.Listed), summaryListed)] {
-		fmt.Fprintf(&b, "- %s [%s] %s:%d %s\n", e.ID, e.Severity, review.CleanLine(e.File), e.Line, review.CleanLine(e.Title))
-	}
-	if rest := len(r.Digest.Blocking) - min(len(r.Digest.Listed), summaryListed); rest > 0 {
-		fmt.Fprintf(&b, "- … and %d more blocking, in the report\n", rest)
-	}
+	r.listFirst(&b, summaryListed, "more blocking, in the report")
 	if n := len(r.Edited); n > 0 {
 		fmt.Fprintf(&b, "The fixer changed %s, left uncommitted: %s.\n", review.Plural(n, "file"), review.CleanLine(strings.Join(r.Edited[:min(n, summaryListed)], ", ")))
 	}
