@@ -5,7 +5,13 @@ CACHE ?= $(CURDIR)/.cache
 export WHETSTONE_CACHE := $(CACHE)
 VERSION := $(shell cat VERSION)
 
-.PHONY: build dist pack test unit e2e e2e-opencode fuzz bench demo claude opencode ripgrep bwrap clean generate
+# CLAUDE_VERSION and OPENCODE_VERSION name the client versions the e2e suites and the demo
+# run; "" is the pinned one (scripts/install-claude, scripts/install-opencode),
+# "latest" the newest on the npm registry (make e2e-latest).
+CLAUDE_VERSION ?=
+OPENCODE_VERSION ?=
+
+.PHONY: build dist pack test unit e2e e2e-opencode e2e-latest fuzz bench demo claude opencode ripgrep bwrap clean generate
 
 build: bin/whetstone
 
@@ -26,10 +32,10 @@ dist:
 pack: dist
 	npm pack --pack-destination dist
 
-# claude installs the pinned Claude Code (2.1.329) into $(CACHE)/claude from
-# the npm registry, once; scripts/install-claude prints the binary's path.
+# claude installs the pinned Claude Code (2.1.332) into $(CACHE)/claude-2.1.332
+# from the npm registry, once; scripts/install-claude prints the binary's path.
 claude:
-	@./scripts/install-claude >/dev/null
+	@./scripts/install-claude $(CLAUDE_VERSION) >/dev/null
 
 # bwrap installs bubblewrap when it is missing (root on Debian/Ubuntu), so
 # that the sandbox tests run; elsewhere it prints a notice and they skip.
@@ -50,15 +56,15 @@ unit: build bwrap
 # tarball (e2e/package_test.go).
 e2e: build pack
 	WHETSTONE_DIST="$(CURDIR)/dist" $(GO) test -count=1 -run '^TestDistAllPlatforms$$' .
-	c=$$(./scripts/install-claude) && ./scripts/validate-plugin "$$c" && \
+	c=$$(./scripts/install-claude $(CLAUDE_VERSION)) && ./scripts/validate-plugin "$$c" && \
 	WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" WHETSTONE_PACKAGE="$(CURDIR)/dist/whetstone-$(VERSION).tgz" \
 	$(GO) test -count=1 -timeout 30m ./e2e/
 
 # opencode installs the pinned OpenCode (1.18.33) and @opencode-ai/plugin
-# into $(CACHE)/opencode from the npm registry, once; ripgrep puts rg on
+# into $(CACHE)/opencode-1.18.33 from the npm registry, once; ripgrep puts rg on
 # PATH (Debian's package), which OpenCode would otherwise download.
 opencode:
-	@./scripts/install-opencode >/dev/null
+	@./scripts/install-opencode $(OPENCODE_VERSION) >/dev/null
 
 ripgrep:
 	@./scripts/install-ripgrep
@@ -66,10 +72,16 @@ ripgrep:
 # e2e-opencode runs the end-to-end tests in the real OpenCode, one of them
 # on the tarball of pack (which `make test` builds once, for e2e too).
 e2e-opencode: build ripgrep pack
-	c=$$(./scripts/install-opencode) && \
+	c=$$(./scripts/install-opencode $(OPENCODE_VERSION)) && \
 	WHETSTONE_OPENCODE="$$c" WHETSTONE_OPENCODE_PLUGIN_PKG="$$(dirname "$$c")/../../@opencode-ai/plugin" \
 	WHETSTONE_PACKAGE="$(CURDIR)/dist/whetstone-$(VERSION).tgz" \
 	$(GO) test -count=1 -timeout 20m -run '^TestOpenCode' ./e2e/
+
+# e2e-latest runs both real-client suites against the newest Claude Code and
+# OpenCode on the npm registry instead of the pinned ones (docs/testing.md
+# says when).
+e2e-latest:
+	$(MAKE) e2e e2e-opencode CLAUDE_VERSION=latest OPENCODE_VERSION=latest
 
 FUZZTIME ?= 5m
 fuzz:
@@ -87,9 +99,9 @@ CLIENT ?= claude
 demo: build
 ifeq ($(CLIENT),opencode)
 	@./scripts/install-ripgrep
-	c=$$(./scripts/install-opencode) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -opencode "$$c"
+	c=$$(./scripts/install-opencode $(OPENCODE_VERSION)) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -opencode "$$c"
 else
-	c=$$(./scripts/install-claude) && WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo
+	c=$$(./scripts/install-claude $(CLAUDE_VERSION)) && WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo
 endif
 
 # generate rewrites agents/*.md from internal/brief/src (a test fails when

@@ -1,4 +1,4 @@
-// Package e2e drives the real Claude Code (2.1.329) with the whetstone plugin
+// Package e2e drives the real Claude Code (2.1.332) with the whetstone plugin
 // against a scripted fake model (internal/fakemodel). Every hook, subagent and
 // tool call happens for real; only the model is scripted. The tests skip
 // unless WHETSTONE_CLAUDE names the claude binary (`make e2e` sets it).

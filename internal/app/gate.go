@@ -16,7 +16,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/shell"
 )
 
-// Tools by what they can do, in Claude Code 2.1.329 (docs/design.md,
+// Tools by what they can do, in Claude Code 2.1.332 (docs/design.md,
 // "Every tool is gated"). During a run every tool call of the session comes
 // through preToolUse; a tool in none of these lists is denied.
 var (
@@ -51,9 +51,40 @@ func (a *App) preToolUse(proj Project, id string, p hook.Payload, body []byte) (
 	if p.ToolName == "Agent" || p.ToolName == "Task" {
 		return a.dispatchGate(p, body)
 	}
+	g, ok := newGate(proj, id, p, body)
+	if !ok {
+		return nil, nil
+	}
+	if reason := g.namesKey(p); reason != "" {
+		return hook.Deny(reason), nil
+	}
+	switch {
+	case p.ToolName == "Skill" && subagent(p):
+		// A skill can run inline shell commands outside the Bash tool
+		// (skillShell); whetstone's agents never need one.
+		return hook.Deny(fmt.Sprintf("whetstone run %s: %s may not use skills during a review run: a skill can run shell commands that whetstone cannot contain. Use Read, Grep, Glob and read-only Bash commands.", id, g.who)), nil
+	case slices.Contains(readTools, p.ToolName):
+		return nil, nil
+	case slices.Contains(editTools, p.ToolName):
+		return g.edit(p), nil
+	case slices.Contains(shellTools, p.ToolName):
+		return a.shellGate(g, p), nil
+	}
+	return hook.Deny(fmt.Sprintf("whetstone run %s: %s may not use %s during a review run (whetstone cannot check what it changes). Use Read, Grep, Glob and read-only Bash commands.", id, g.who, p.ToolName)), nil
+}
+
+// subagent reports whether the caller is a subagent (any, whetstone's or
+// not) rather than the session's main thread.
+func subagent(p hook.Payload) bool {
+	return p.AgentID != "" || p.AgentType != ""
+}
+
+// newGate reads what a call is judged against; ok is false when the run
+// has ended and nothing is gated.
+func newGate(proj Project, id string, p hook.Payload, body []byte) (gate, bool) {
 	g := gate{id: id, phase: loop.Phase(gjson.GetBytes(body, "phase").String()), state: body, name: agentName(p.AgentType)}
 	if g.phase == loop.Done || g.phase == loop.Stopped {
-		return nil, nil
+		return g, false
 	}
 	g.root = resolved(proj.Root)
 	if proj.keyPath != "" {
@@ -69,18 +100,38 @@ func (a *App) preToolUse(proj Project, id string, p hook.Payload, body []byte) (
 	default:
 		g.who = "the orchestrator"
 	}
-	if reason := g.namesKey(p); reason != "" {
-		return hook.Deny(reason), nil
+	return g, true
+}
+
+// skillShell judges one of a skill's inline shell commands (Claude Code
+// 2.1.332's PreSkillShellCommand). They run outside the Bash tool, where no
+// sandbox can wrap them and no rewrite applies. During a run a subagent's
+// are refused outright (preToolUse refuses its Skill calls too; this covers
+// skills preloaded into an agent), and the orchestrator's run only when the
+// read-only parser allows them with no verification command, since those
+// run the project's code.
+func (a *App) skillShell(proj Project, id string, p hook.Payload, body []byte) *hook.Response {
+	g, ok := newGate(proj, id, p, body)
+	if !ok {
+		return nil
+	}
+	cmd := p.ToolInput.Get("command").String()
+	skill := gjson.GetBytes(p.Raw, "command_name").String()
+	if skill == "" {
+		skill = "a skill"
 	}
 	switch {
-	case slices.Contains(readTools, p.ToolName):
-		return nil, nil
-	case slices.Contains(editTools, p.ToolName):
-		return g.edit(p), nil
-	case slices.Contains(shellTools, p.ToolName):
-		return a.shellGate(g, p), nil
+	case subagent(p):
+		return hook.DenySkillShell(fmt.Sprintf("whetstone run %s: %s may not run a skill's shell commands during a review run (whetstone cannot contain them).", id, g.who))
+	case !keyUnnamed(cmd, g.protected):
+		return hook.DenySkillShell(fmt.Sprintf("whetstone run %s: this command names whetstone's key; no agent may read or change it.", id))
 	}
-	return hook.Deny(fmt.Sprintf("whetstone run %s: %s may not use %s during a review run (whetstone cannot check what it changes). Use Read, Grep, Glob and read-only Bash commands.", id, g.who, p.ToolName)), nil
+	cwd, _ := g.cwd(p.Cwd, false)
+	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Verify: [][]string{}, Protected: g.protected}
+	if reason := shell.Check(cmd, pol); reason != "" {
+		return hook.DenySkillShell(fmt.Sprintf("whetstone run %s: %s's shell command may not run during a review run: %s", id, skill, reason))
+	}
+	return nil
 }
 
 // resolved is path with symlinks resolved, or path itself when that fails.

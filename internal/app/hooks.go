@@ -27,9 +27,12 @@ var Events = map[string]string{
 	"session-start":      "SessionStart",
 	"user-prompt-submit": "UserPromptSubmit",
 	"pre-tool-use":       "PreToolUse",
-	"subagent-start":     "SubagentStart",
-	"subagent-stop":      "SubagentStop",
-	"stop":               "Stop",
+	// A skill's inline shell command (Claude Code 2.1.332): gated like a
+	// tool call (gate.go, skillShell).
+	"pre-skill-shell-command": "PreSkillShellCommand",
+	"subagent-start":          "SubagentStart",
+	"subagent-stop":           "SubagentStop",
+	"stop":                    "Stop",
 }
 
 // Hook answers one hook event. A nil response means "no opinion": exit 0
@@ -123,6 +126,8 @@ func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 		return a.promptDuringRun(proj, id, body, p)
 	case "pre-tool-use":
 		return a.preToolUse(proj, id, p, body)
+	case "pre-skill-shell-command":
+		return a.skillShell(proj, id, p, body), nil
 	case "subagent-start":
 		return a.subagentStart(proj, id, p)
 	case "subagent-stop":

@@ -50,6 +50,10 @@ type Whetstone struct {
 	// RogueEdit, when set, is an edit the orchestrator tries itself once,
 	// during the run, after its first dispatch.
 	RogueEdit *Edit
+	// RogueSkill names a skill the orchestrator invokes once during the
+	// run, after its first dispatch (in the tests, one whose inline shell
+	// commands try to write). Claude Code only.
+	RogueSkill string
 	// RogueReviewer names a reviewer (e.g. "critic") that first tries a
 	// Write and a write-shaped Bash, then reports.
 	RogueReviewer string
@@ -166,9 +170,14 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 		return Say("I will get to the review later.")
 	}
 	dispatched := map[string]bool{}
-	edited := false
+	edited, skilled := false, false
 	for _, u := range req.ToolUses() {
 		switch u.Name {
+		case "Skill":
+			var in struct {
+				Skill string `json:"skill"`
+			}
+			skilled = skilled || json.Unmarshal(u.Input, &in) == nil && in.Skill == w.RogueSkill
 		case "Agent", "Task", "task":
 			var in struct {
 				Description string `json:"description"`
@@ -214,6 +223,9 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 	latest := req.Latest()
 	if w.RogueEdit != nil && !edited && len(dispatched) > 0 && !finished(latest) {
 		return Call(req.edit(*w.RogueEdit))
+	}
+	if w.RogueSkill != "" && !skilled && len(dispatched) > 0 && !finished(latest) {
+		return Call(ToolUse("Skill", map[string]any{"skill": w.RogueSkill}))
 	}
 	if finished(latest) {
 		return Say(summaryOf(latest))

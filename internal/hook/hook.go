@@ -290,6 +290,13 @@ func Deny(reason string) *Response {
 	return &Response{Specific: &Specific{HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: reason}}
 }
 
+// DenySkillShell refuses one of a skill's inline shell commands (Claude
+// Code's PreSkillShellCommand, 2.1.332): the skill's text shows the reason
+// in place of the command's output.
+func DenySkillShell(reason string) *Response {
+	return &Response{Specific: &Specific{HookEventName: "PreSkillShellCommand", PermissionDecision: "deny", PermissionDecisionReason: reason}}
+}
+
 // Rewrite lets a PreToolUse call run with a replaced input. decision is
 // "" (the client's own permission check still applies) or a permission
 // decision; docs/sandbox.md records which one whetstone uses and why.
