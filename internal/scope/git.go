@@ -86,9 +86,13 @@ func (g git) runInput(ctx context.Context, stdin io.Reader, args ...string) ([]b
 func (g git) command(ctx context.Context, args ...string) *exec.Cmd {
 	// A repository may be hostile: its configuration must not make whetstone
 	// run a program, so the fsmonitor and every hook are off (writing even
-	// a temporary index runs post-index-change).
+	// a temporary index runs post-index-change). Nor may it make git trust
+	// an index entry whose file changed: every stat field is compared,
+	// ctime included (a snapshot starts from an earlier one's index,
+	// snapcache.go).
 	full := append([]string{"-C", g.dir, "--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=false",
-		"-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.DevNull}, args...)
+		"-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.DevNull,
+		"-c", "core.trustctime=true", "-c", "core.checkStat=default"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_EXTERNAL_DIFF=")
 	cmd.Env = append(cmd.Env, g.env...)

@@ -548,6 +548,18 @@ func withTempIndex(ctx context.Context, g git, seed bool, fn func(tg git) error)
 	if err != nil {
 		return err
 	}
+	src := ""
+	if seed {
+		src = index
+	}
+	return withIndexCopy(g, index, src, func(tg git, _ string) error { return fn(tg) })
+}
+
+// withIndexCopy runs fn with g using a temporary index in the directory of
+// the user's index: a copy of src, or an empty one when src is "" or does
+// not exist. fn is told the temporary file's name; the file is removed
+// afterwards unless fn moved it.
+func withIndexCopy(g git, index, src string, fn func(tg git, name string) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(index), "whetstone-index-*")
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
@@ -555,34 +567,34 @@ func withTempIndex(ctx context.Context, g git, seed bool, fn func(tg git) error)
 	name := tmp.Name()
 	defer os.Remove(name)
 	defer os.Remove(name + ".lock")
-	var src *os.File
-	if seed {
-		src, err = os.Open(index)
+	var in *os.File
+	if src != "" {
+		in, err = os.Open(src)
 	}
 	switch {
-	case src == nil && (err == nil || errors.Is(err, os.ErrNotExist)):
+	case in == nil && (err == nil || errors.Is(err, os.ErrNotExist)):
 		tmp.Close()
 		os.Remove(name) // git starts from an empty index
 	case err != nil:
 		tmp.Close()
 		return fmt.Errorf("snapshot: %w", err)
 	default:
-		_, err = io.Copy(tmp, src)
+		_, err = io.Copy(tmp, in)
 		if cerr := tmp.Close(); err == nil {
 			err = cerr
 		}
 		// Git trusts an entry's stat data only when the file is older than
 		// the index file; a copy dated now would hide an edit made in the
 		// second the user's index was written (same size, same mtime).
-		if fi, serr := src.Stat(); err == nil && serr == nil {
+		if fi, serr := in.Stat(); err == nil && serr == nil {
 			err = os.Chtimes(name, fi.ModTime(), fi.ModTime())
 		}
-		src.Close()
+		in.Close()
 		if err != nil {
 			return fmt.Errorf("snapshot: copy index: %w", err)
 		}
 	}
-	return fn(g.with("GIT_INDEX_FILE=" + name))
+	return fn(g.with("GIT_INDEX_FILE="+name), name)
 }
 
 // indexPath returns the path of the repository's index. In the plain case
@@ -728,7 +740,7 @@ func Next(ctx context.Context, root string, prev Context) (next Context, diff, f
 	}
 	var changes []change
 	if len(specs) > 0 { // no pathspec at all would mean the whole project
-		changes, err = collect(ctx, g, prev.Base, tree, slices.Compact(specs), Request{}, keep)
+		changes, err = collect(ctx, g, prev.Base, tree, slices.Compact(specs), Request{Force: true}, keep) // no gate after the start
 		if err != nil {
 			return Context{}, nil, nil, err
 		}

@@ -1016,3 +1016,25 @@ func TestSpecialistsNothingToReview(t *testing.T) {
 		t.Errorf("specialists not called (-want +got):\n%s", d)
 	}
 }
+
+// TestDetectFolderNotIgnored: a folder of 3,000 files nobody ignored (an
+// npm install without .gitignore, a data dump) is refused before any diff
+// is read, in one sentence; --force reviews it.
+func TestDetectFolderNotIgnored(t *testing.T) {
+	r := newRepo(t)
+	r.write("main.go", "package main\n")
+	r.commit("base")
+	for i := range 3000 {
+		r.write(fmt.Sprintf("deps/pkg%02d/file%d.js", i%30, i), "module.exports = 1\n")
+	}
+	start := time.Now()
+	msg := r.detectErr(Request{Uncommitted: true})
+	t.Logf("3,000 untracked files refused in %v", time.Since(start).Round(time.Millisecond))
+	if want := "the change touches 3000 files that no path rule skips (limit 100): narrow it with paths or --since, ignore what should not be reviewed"; !strings.HasPrefix(msg, want) {
+		t.Errorf("refusal = %q, want it to start %q", msg, want)
+	}
+	c, _ := r.detect(Request{Uncommitted: true, Force: true})
+	if len(c.Files) != 3000 {
+		t.Errorf("with --force, %d files, want 3000", len(c.Files))
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Kinds of Change.
@@ -57,6 +58,9 @@ type Snapshot struct {
 	// MaxUntracked is the size cap Take used (0: DefaultMaxUntracked); a
 	// comparison uses the same.
 	MaxUntracked int64 `json:"max_untracked,omitempty"`
+	// Cache is the checksum of the temporary index this snapshot kept for
+	// the next one (snapcache.go), or "".
+	Cache string `json:"cache,omitempty"`
 }
 
 // Change is one difference found after the phase.
@@ -94,8 +98,11 @@ func tamperGit(root string) git { return git{dir: root} }
 func Take(ctx context.Context, root string, maxUntracked int64) (Snapshot, error) {
 	g := tamperGit(root)
 	s := Snapshot{MaxUntracked: max(maxUntracked, 0)}
+	if index, err := indexPath(ctx, g); err == nil {
+		pruneIndexes(filepath.Dir(index), time.Now())
+	}
 	err := both(func() (err error) {
-		s.Tree, s.Index, s.Large, err = worktree(ctx, g, s.MaxUntracked)
+		s.Tree, s.Index, s.Large, s.Cache, err = worktree(ctx, g, s.MaxUntracked, "", true)
 		return err
 	}, func() error {
 		h, refs, err := refState(ctx, g)
@@ -140,7 +147,7 @@ func (s Snapshot) Compare(ctx context.Context, root string) (Snapshot, []Change,
 	now := Snapshot{Refs: s.Refs, MaxUntracked: s.MaxUntracked}
 	var refs []byte
 	err := both(func() (err error) {
-		now.Tree, now.Index, now.Large, err = worktree(ctx, g, s.MaxUntracked)
+		now.Tree, now.Index, now.Large, now.Cache, err = worktree(ctx, g, s.MaxUntracked, s.Cache, true)
 		return err
 	}, func() (err error) {
 		now.Head, refs, err = refState(ctx, g)
@@ -183,6 +190,9 @@ func (s Snapshot) Compare(ctx context.Context, root string) (Snapshot, []Change,
 		n := len(out) - maxChanges
 		out = append(out[:maxChanges], Change{Kind: KindMore, Detail: fmt.Sprintf("%d more changes not listed", n)})
 	}
+	if index, err := indexPath(ctx, g); err == nil && now.Cache != s.Cache {
+		dropIndex(filepath.Dir(index), s.Cache) // now's replaces it
+	}
 	return now, out, nil
 }
 
@@ -207,7 +217,7 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 	// pending returns the tree entries Restore can act on and the changes
 	// of large files, both limited to the changes asked for.
 	pending := func() ([]entry, []Change, string, error) {
-		tree, index, large, err := worktree(ctx, g, s.MaxUntracked)
+		tree, index, large, _, err := worktree(ctx, g, s.MaxUntracked, s.Cache, false)
 		if err != nil {
 			return nil, nil, index, err
 		}
@@ -331,10 +341,12 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 // index, as trees written from two temporary copies of the index at once
 // (write-tree updates the copy it reads). An index with unmerged entries
 // has no tree: then index is "". The untracked files above max bytes are
-// left out of the tree and returned.
-func worktree(ctx context.Context, g git, max int64) (tree, index string, large []LargeFile, err error) {
+// left out of the tree and returned. The work tree's snapshot starts from
+// the index an earlier one kept (seed) and, with keep, keeps its own
+// (kept, its checksum).
+func worktree(ctx context.Context, g git, max int64, seed string, keep bool) (tree, index string, large []LargeFile, kept string, err error) {
 	err = both(func() (err error) {
-		tree, large, err = workTree(ctx, g, max)
+		tree, large, kept, err = keptWorkTree(ctx, g, max, seed, keep)
 		return err
 	}, func() (err error) {
 		index, err = writeTree(ctx, g, false)
@@ -343,7 +355,7 @@ func worktree(ctx context.Context, g git, max int64) (tree, index string, large 
 		}
 		return err
 	})
-	return tree, index, large, err
+	return tree, index, large, kept, err
 }
 
 // fileChanges lists the file changes from snapshot s to now: the tree

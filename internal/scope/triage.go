@@ -74,13 +74,20 @@ func collect(ctx context.Context, g git, base, tree string, pathspecs []string, 
 	if err != nil {
 		return nil, err
 	}
+	unskipped := 0
 	for i := range changes {
 		c := &changes[i]
 		if f, ok := keep[c.Path]; ok {
 			c.Triage, c.TriageReason = f.Triage, f.TriageReason
-			continue
+		} else {
+			c.Triage, c.TriageReason = byPath(c.File, attrs[c.Path], req)
 		}
-		c.Triage, c.TriageReason = byPath(c.File, attrs[c.Path], req)
+		if c.Triage != "skip" {
+			unskipped++
+		}
+	}
+	if err := tooMany(unskipped, req); err != nil {
+		return nil, err
 	}
 	if err := loadPatches(ctx, g, base, tree, changes); err != nil {
 		return nil, err
@@ -106,6 +113,19 @@ func collect(ctx context.Context, g git, base, tree string, pathspecs []string, 
 		}
 	}
 	return changes, nil
+}
+
+// tooMany refuses, before any diff is read, a change far past the file
+// gate: reading the diffs of tens of thousands of files (a folder of
+// dependencies that is not ignored) would take longer than the hook may.
+// Files that only their content could skip (binary, generated) count
+// here, so the margin is ten times the gate; gate applies the exact one.
+func tooMany(unskipped int, req Request) error {
+	max := orDefault(req.MaxFiles, DefaultMaxFiles)
+	if req.Force || unskipped <= 10*max {
+		return nil
+	}
+	return userError("the change touches %d files that no path rule skips (limit %d): narrow it with paths or --since, ignore what should not be reviewed (.gitignore, or \"triage\": {\"skip\": […]} in whetstone.json), or pass --force", unskipped, max)
 }
 
 // attrs are a path's linguist attributes as git check-attr prints them:

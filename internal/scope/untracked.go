@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // DefaultMaxUntracked is the size above which an untracked file is listed
@@ -92,12 +93,47 @@ func addAll(ctx context.Context, tg git, large []LargeFile) error {
 // untracked but not ignored, files) through a temporary copy of the index,
 // without the untracked files larger than max bytes, which it returns.
 func workTree(ctx context.Context, g git, max int64) (string, []LargeFile, error) {
-	large, err := largeUntracked(ctx, g, capOr(max))
+	tree, large, _, err := keptWorkTree(ctx, g, max, "", false)
+	return tree, large, err
+}
+
+// keptWorkTree is workTree starting from the index an earlier snapshot
+// kept (seed, its checksum; "" for the user's index), which saves hashing
+// the untracked files that did not change since (snapcache.go). With keep,
+// its own index is kept for the next one and its checksum returned.
+func keptWorkTree(ctx context.Context, g git, max int64, seed string, keep bool) (tree string, large []LargeFile, sum string, err error) {
+	large, err = largeUntracked(ctx, g, capOr(max))
 	if err != nil {
-		return "", nil, err
+		return "", nil, "", err
 	}
-	var tree string
-	err = withTempIndex(ctx, g, true, func(tg git) error {
+	index, err := indexPath(ctx, g)
+	if err != nil {
+		return "", nil, "", err
+	}
+	src := cachedIndex(filepath.Dir(index), seed)
+	fromCache := src != ""
+	if !fromCache {
+		src = index
+	}
+	// The kept index carries the date of the user's index that started the
+	// chain: git re-reads every file changed since (its racy-clean rule),
+	// exactly as it would from the user's index, so reuse trusts no stat
+	// data that a snapshot from the user's index would not.
+	var since time.Time
+	if fi, err := os.Stat(src); err == nil {
+		since = fi.ModTime()
+	}
+	err = withIndexCopy(g, index, src, func(tg git, name string) error {
+		if fromCache && len(large) > 0 {
+			// A file that was small then and is large now: out of the tree.
+			var paths bytes.Buffer
+			for _, f := range large {
+				paths.WriteString(f.Path + "\x00")
+			}
+			if _, err := tg.runInput(ctx, &paths, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+				return fmt.Errorf("snapshot: %w", err)
+			}
+		}
 		if err := addAll(ctx, tg, large); err != nil {
 			return err
 		}
@@ -105,9 +141,12 @@ func workTree(ctx context.Context, g git, max int64) (string, []LargeFile, error
 		if tree, err = tg.str(ctx, "write-tree"); err != nil {
 			return fmt.Errorf("snapshot: %w", err)
 		}
+		if keep && os.Chtimes(name, since, since) == nil {
+			sum = keepIndex(name, len(tree)/2)
+		}
 		return nil
 	})
-	return tree, large, err
+	return tree, large, sum, err
 }
 
 // largeReason is the triage reason of a large untracked file.
