@@ -4,15 +4,21 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 )
 
-// diffArgs are the options of every diff whetstone shows or parses: plain
+// listArgs are the options of every diff whetstone shows or parses: plain
 // text, no external or textconv drivers, renames detected, paths relative to
 // the directory git runs in (the project root) and limited to it.
-var diffArgs = []string{"--no-color", "--no-ext-diff", "--no-textconv", "-M", "--relative", "-U3"}
+var listArgs = []string{"--no-color", "--no-ext-diff", "--no-textconv", "-M", "--relative"}
+
+// diffArgs are listArgs with a patch's three lines of context. Never in a
+// --raw listing: -U implies -p, and git would compute every file's patch
+// too (40 s instead of 1.7 s for 50,000 added files).
+var diffArgs = slices.Concat(listArgs, []string{"-U3"})
 
 // excludeState keeps whetstone's own runtime directory out of every pathspec.
 const excludeState = ":(exclude).whetstone"
@@ -39,7 +45,7 @@ type addedLine struct {
 // their diffs (`git diff --raw`).
 func listChanges(ctx context.Context, g git, base, tree string, pathspecs []string) ([]change, error) {
 	specs := append(append([]string{"--"}, pathspecs...), excludeState)
-	raw, err := g.run(ctx, append(append([]string{"diff", "--raw", "-z", "--no-abbrev"}, diffArgs...), append([]string{base, tree}, specs...)...)...)
+	raw, err := g.run(ctx, append(append([]string{"diff", "--raw", "-z", "--no-abbrev"}, listArgs...), append([]string{base, tree}, specs...)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("list changes: %w", err)
 	}
