@@ -145,6 +145,17 @@ func TestHooksLeaveTreeAlone(t *testing.T) {
 		call("pre-tool-use", map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Agent",
 			"tool_input": map[string]any{"subagent_type": "whetstone:" + agent, "description": "whetstone " + agent, "prompt": "go"}})
 		call("subagent-start", map[string]any{"hook_event_name": "SubagentStart", "agent_type": "whetstone:" + agent, "agent_id": agentID})
+		// The agent's own calls go through the gates too.
+		for _, tool := range []map[string]any{
+			{"tool_name": "Read", "tool_input": map[string]any{"file_path": filepath.Join(dir, "main.go")}},
+			{"tool_name": "Bash", "tool_input": map[string]any{"command": "git status --short && git log --oneline -3"}},
+			{"tool_name": "Grep", "tool_input": map[string]any{"pattern": "Same", "path": dir}},
+		} {
+			tool["hook_event_name"], tool["agent_type"], tool["agent_id"] = "PreToolUse", "whetstone:"+agent, agentID
+			if resp := call("pre-tool-use", tool); resp != nil && resp.Specific != nil && resp.Specific.PermissionDecision == "deny" {
+				t.Errorf("%s's %s was denied: %s", agent, tool["tool_name"], resp.Specific.PermissionDecisionReason)
+			}
+		}
 		if resp := call("subagent-stop", map[string]any{"hook_event_name": "SubagentStop", "agent_type": "whetstone:" + agent, "agent_id": agentID,
 			"last_assistant_message": msg, "stop_hook_active": false, "agent_transcript_path": "/nonexistent", "background_tasks": []any{}}); resp != nil {
 			t.Fatalf("%s's report was refused: %s", agent, resp.Encode())
