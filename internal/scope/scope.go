@@ -709,9 +709,12 @@ func orDefault[T int | time.Duration](v, def T) T {
 // worked: it snapshots the working tree and diffs prev.Base against it over
 // prev's files (new and old paths) and every path the fix touched. It
 // returns the new context, its diff.patch and fix.patch (prev.Tree → the new
-// tree, the whole project). Mode, bases, head, branch, paths, specialists
-// and signals carry over; a file keeps its triage from prev, a file new to
-// the scope gets the built-in triage. Size gates do not apply.
+// tree, the whole project). Mode, bases, head, branch, paths and
+// specialists carry over; a file keeps its triage from prev, a file new to
+// the scope gets the built-in triage. Size gates do not apply. When prev
+// has signals (the checks were on at the start), they run again on the new
+// tree, offline: the reviewers of the fixer's work must not read the tool
+// output of the tree before it, and the start filled the module cache.
 func Next(ctx context.Context, root string, prev Context) (next Context, diff, fix []byte, err error) {
 	g := git{dir: root}
 	tree, large, err := workTree(ctx, g, prev.MaxUntracked)
@@ -754,7 +757,10 @@ func Next(ctx context.Context, root string, prev Context) (next Context, diff, f
 	next = prev
 	next.Iteration, next.Tree = prev.Iteration+1, tree
 	diff = fill(&next, changes)
-	next.Specialists, next.NotCalled, next.Signals = nonNil(prev.Specialists), nonNil(prev.NotCalled), nonNil(prev.Signals)
+	next.Specialists, next.NotCalled, next.Signals = nonNil(prev.Specialists), nonNil(prev.NotCalled), []Signal{}
+	if len(prev.Signals) > 0 {
+		next.Signals = checks(ctx, g, reviewed(next), Request{})
+	}
 	return next, diff, fix, nil
 }
 

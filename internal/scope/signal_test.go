@@ -1,6 +1,7 @@
 package scope
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,5 +113,45 @@ func TestSignalsFlagNamedFile(t *testing.T) {
 	}
 	if s := got["gofmt"]; s.Status != "candidates" || s.Candidates[0].File != "-cpuprofile=victim.go" {
 		t.Errorf("gofmt: %+v", s)
+	}
+}
+
+// TestSignalsRunAgainOnTheFix: go vet's finding in the first round is gone
+// from the second round's context once the fixer fixed it; the reviewers of
+// the fix read the tool output of the tree they review.
+func TestSignalsRunAgainOnTheFix(t *testing.T) {
+	needGo(t)
+	r := newRepo(t)
+	r.write("go.mod", "module example.com/app\n\ngo 1.21\n")
+	r.write("main.go", "package main\n\nfunc main() {}\n")
+	r.commit("base")
+	r.write("main.go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Printf(\"%d\\n\", \"x\") }\n")
+	prev, _ := r.detect(Request{Uncommitted: true, Checks: true})
+	vet := func(c Context) Signal {
+		for _, s := range c.Signals {
+			if s.Tool == "go vet" {
+				return s
+			}
+		}
+		t.Fatalf("no go vet signal in %+v", c.Signals)
+		return Signal{}
+	}
+	if s := vet(prev); s.Status == "clean" {
+		t.Fatalf("iteration 1: go vet is clean on a Printf with the wrong verb: %+v", s)
+	}
+	r.write("main.go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Printf(\"%s\\n\", \"x\") }\n")
+	next, _, _, err := Next(context.Background(), r.dir, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := vet(next); s.Status != "clean" {
+		t.Errorf("iteration 2: go vet %+v, want clean after the fix", s)
+	}
+
+	// Without checks at the start, none later either.
+	r.write("main.go", "package main\n\nfunc main() { println(1) }\n")
+	prev, _ = r.detect(Request{Uncommitted: true})
+	if next, _, _, err = Next(context.Background(), r.dir, prev); err != nil || len(next.Signals) != 0 {
+		t.Errorf("Next without checks: signals %+v, err %v", next.Signals, err)
 	}
 }
