@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -417,8 +418,11 @@ func pickRun(a *app.App, id string, onlyActive bool) (app.Project, *loop.Run, er
 	}
 	if latest := proj.Latest(); latest != "" && !onlyActive {
 		// No scan: status and report cost the same with 10 000 old runs.
+		// A latest run deleted since falls back to the scan.
 		r, err := proj.Load(latest)
-		return proj, r, err
+		if !errors.Is(err, fs.ErrNotExist) {
+			return proj, r, err
+		}
 	}
 	runs, unreadable, err := proj.Runs()
 	if err != nil {
