@@ -70,6 +70,8 @@ func shoptCmd(c *checker, x *call) {
 		case a.text == "-s" || a.text == "-u" || a.text == "-su" || a.text == "-us":
 			setting = true
 		case strings.HasPrefix(a.text, "-"):
+		case setting && a.text == "globstar":
+			c.globstar = true
 		case setting && !safeShopts[a.text]:
 			c.denyf("%s changes how bash finds directories or runs commands; leave it off", quote("shopt -s "+a.text))
 			return

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -157,5 +158,125 @@ func TestHarmlessGit(t *testing.T) {
 	p.runIn(dir, "git checkout")
 	if _, err := os.Stat(filepath.Join(dir, "hook-ran")); err != nil {
 		t.Errorf("git checkout did not run the post-checkout hook here: %v", err)
+	}
+}
+
+// A keyRow is a command that prints whetstone's key, or the key encoded as
+// shows, when run by an agent whose HOME holds it.
+type keyRow struct {
+	cmd, shows string
+}
+
+// keyReads are the ways to read the key through a path computed while the
+// command runs, or through a pattern, a link or a copy. Each is run to show
+// that it does print the key.
+var keyReads = []keyRow{
+	{`find ~/.local/state -name key | xargs cat`, ""}, {`cat $(find ~/.local/state -name key)`, ""},
+	{`find ~/.local/state -name key -exec cat {} +`, ""}, {`cat ~/.local/st*/whet*/k*`, ""}, {`cat ~/.local/state/*/*`, ""},
+	{`cat found/*/key`, ""}, {`cat */whetstone/key`, ""}, {`cat fou?d/whetstone/*`, ""}, {`grep -r . found`, ""},
+	{`cp -rL ~/.local/state @TMP@/c1 && cat @TMP@/c1/whetstone/key`, ""}, {`cp -rL found @TMP@/c2 && cat @TMP@/c2/whetstone/key`, ""},
+	{`rg -uuu . ~/.local`, ""}, {`grep -r . ~`, ""}, {`base64 ~/.local/state/whetstone/key`, "c2VjcmV0"},
+	{`d=~/.local; cat $d/state/whetstone/key`, ""}, {`cd ~/.local/state/whetstone && cat key`, ""}, {`tar c ~/.local/state`, ""},
+	{`x=$(find ~/.local/state -type f); cat $x`, ""}, {`for f in $(find ~/.local/state -type f); do cat "$f"; done`, ""},
+	{`find ~/.local/state -type f | while read -r f; do cat "$f"; done`, ""}, {`cat < $(find ~/.local/state -type f)`, ""},
+	{`find ~/.local/state -type f -print0 | xargs -0 -I{} cat {}`, ""}, {`sort --files0-from=<(find ~/.local/state -type f -print0)`, ""},
+	{`find ~/.local/state -type f | awk '{while ((getline l < $0) > 0) print l}'`, ""},
+	{`awk 'BEGIN{ARGV[1]=ENVIRON["HOME"] "/.local/state/whetstone/ke" "y"; ARGC=2} 1'`, ""},
+	{`git diff --no-index /dev/null "$(find ~/.local/state -type f)"`, ""}, {`jq -R . "$(find ~/.local/state -type f)"`, ""},
+	{`grep -r . "$(echo ~)"`, ""}, {`head -c 100 $(ls -d ~/.local/state/*/*)`, ""}, {`d=~/.local/state; f=whetstone/key; cat "$d/$f"`, ""},
+	{`echo | awk -v h="$HOME" '{print h "/.local/state/whetstone/key"}' | xargs cat`, ""},
+	{`echo key | xargs -I{} cat ~/.local/state/whetstone/{}`, ""}, {`ls -d ~/.local/state/* | xargs -I{} cat {}/key`, ""},
+	{`f=$(git ls-files | head -1); f=$(find ~/.local/state -type f); cat $f`, ""}, {`git ls-files -o key | (cd ~/.local/state/*/ && xargs cat)`, ""},
+	{`f=$(git ls-files -o key); cd ~/.local/state/*/ && cat $f`, ""},
+	{`cd ~/.local/state && cat */key`, ""}, {`sed -n p $(find ~/.local/state -type f)`, ""}, {`wc -c $(find ~/.local/state -type f)`, "6"},
+	{`xargs cat < <(find ~/.local/state -type f)`, ""}, {`find ~/.local/state -type f > @TMP@/l; xargs -a @TMP@/l cat`, ""},
+	{`find ~/.local/state -type f | sort | xargs cat`, ""}, {`find ~/.local/state -type f | grep key | xargs cat`, ""},
+	{`shopt -s globstar; cat ~/.local/**/key`, ""}, {`git config -f "$(find ~/.local/state -type f)" --list`, ""},
+}
+
+// TestKeyReadsDenied checks that no agent may read the key through a
+// computed path, and runs each command to show that it would.
+func TestKeyReadsDenied(t *testing.T) {
+	p := newProject(t)
+	p.useHome(t)
+	if err := os.Symlink(filepath.Dir(filepath.Dir(p.key)), filepath.Join(p.root, "found")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.root, "key"), nil, 0o644); err != nil { // a file of the project named like the key
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ReadOnly, Fixer} {
+		pol := p.policy(mode)
+		for _, row := range keyReads {
+			if r := Check(p.expand(row.cmd), pol); r == "" {
+				t.Errorf("mode %d: Check(%q) allowed; want it denied", mode, row.cmd)
+			}
+		}
+	}
+	dir := p.copyProject(t)
+	for _, row := range keyReads {
+		shows := row.shows
+		if shows == "" {
+			shows = "secret"
+		}
+		if out := p.runKeyHome(dir, p.expand(row.cmd)); !strings.Contains(out, shows) {
+			t.Errorf("%q did not print the key (%s); output:\n%s", row.cmd, shows, out)
+		}
+	}
+}
+
+// runKeyHome runs cmd in dir with HOME holding the key.
+func (p *project) runKeyHome(dir, cmd string) string {
+	env := append([]string(nil), p.env()...)
+	for i, e := range env {
+		if strings.HasPrefix(e, "HOME=") {
+			env[i] = "HOME=" + p.home
+		}
+	}
+	c := exec.Command("bash", "-c", cmd)
+	c.Dir, c.Env, c.Stdin = dir, env, strings.NewReader("")
+	out, _ := c.CombinedOutput()
+	return string(out)
+}
+
+// readsAllowed are reads of computed paths that stay allowed: lists of the
+// project's files, globs inside it, and literal paths outside it.
+var readsAllowed = []string{
+	`git ls-files | xargs cat`, `rg -l func | xargs cat`, `cat $(git ls-files '*.go')`, `git ls-files -z | xargs -0 wc -l`,
+	`for f in $(git ls-files); do head -1 "$f"; done`, `files=$(git diff --name-only HEAD~1); cat $files`,
+	`find . -name '*.go' | xargs cat`, `grep -rl func . | xargs head -2`, `cat *.go`, `cat internal/*/*.go`,
+	`git ls-files | grep '\.go$' | xargs wc -l`, `git grep -l func | xargs grep -n func`, `sort main.go | head -3`,
+	`cat < main.go`, `wc -l < main.go`, `git diff --name-only HEAD~1 | xargs -r grep -n main`, `cat $(rg --files internal)`,
+	`rg -l main . | sort | xargs grep -c main`, `for f in *.go internal/x/*.go; do wc -l "$f"; done`, `cat /etc/hostname`,
+	`head -1 /usr/include/stdio.h`, `grep -rn package internal`, `rg -n func`, `cat "$(git ls-files | head -1)"`,
+	`git ls-files | head -2 | xargs -I{} cat {}`, `x=$(git ls-files '*.go'); wc -l $x`, `ls *.go | xargs wc -c`,
+	`cat <(git show HEAD:main.go)`, `git ls-tree -r --name-only HEAD | xargs cat`, `git grep -l main -- '*.go' | xargs cat`,
+	`find internal scripts -type f | xargs md5sum`, `diff <(sort main.go) main.go || true`, `jq . $(git ls-files '*.json')`,
+}
+
+// TestReadsAllowed checks the reads of computed paths reviewers rely on,
+// and runs them to show they work and print no key.
+func TestReadsAllowed(t *testing.T) {
+	p := newProject(t)
+	p.useHome(t)
+	for _, mode := range []Mode{ReadOnly, Fixer} {
+		pol := p.policy(mode)
+		for _, cmd := range readsAllowed {
+			if r := Check(p.expand(cmd), pol); r != "" {
+				t.Errorf("mode %d: Check(%q) = %q; want it allowed", mode, cmd, r)
+			}
+		}
+	}
+	dir := p.copyProject(t)
+	for _, cmd := range readsAllowed {
+		if _, err := os.Stat(strings.Fields(cmd)[len(strings.Fields(cmd))-1]); strings.HasPrefix(cmd, "head -1 /usr") && err != nil {
+			continue
+		}
+		c := exec.Command("bash", "-o", "pipefail", "-c", p.expand(cmd))
+		c.Dir, c.Env = dir, p.env()
+		out, err := c.CombinedOutput()
+		if err != nil || strings.Contains(string(out), "secret") || len(out) == 0 {
+			t.Errorf("%q: %v; output:\n%s", cmd, err, out)
+		}
 	}
 }

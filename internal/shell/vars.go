@@ -127,6 +127,9 @@ const (
 // setVar records an assignment; a variable assigned different kinds of
 // value may hold any text.
 func (c *checker) setVar(name string, s varState) {
+	c.setListed(name, c.nextOrigin)
+	c.nextOrigin = nil
+	c.ifs = c.ifs || name == "IFS"
 	switch old := c.vars[name]; {
 	case old == varUnset || old == s:
 		c.vars[name] = s
@@ -170,12 +173,16 @@ func (c *checker) assign(a *syntax.Assign) {
 	if a.Append {
 		state = varTainted
 	}
+	if a.Array != nil || a.Append || a.Index != nil {
+		c.nextOrigin = nil
+	}
 	c.setVar(name, state)
 }
 
 // valueState judges an assigned value and tells whether it is a number.
 func (c *checker) valueState(v *syntax.Word) varState {
 	w := c.word(v)
+	c.nextOrigin = w.from
 	switch {
 	case w.known && isNumber(w.text):
 		return varSafe
@@ -362,6 +369,10 @@ func (c *checker) ref(name string, n syntax.Node) {
 // finish judges what can only be judged once the whole line is known: the
 // variables arithmetic reads must hold numbers.
 func (c *checker) finish() {
+	c.finishListed()
+	if c.ifs && c.fromUsed {
+		c.deny("the command assigns IFS and reads files from a list it splits, which IFS could split into other paths, whetstone's key file among them; leave IFS as it is")
+	}
 	for _, r := range c.arith {
 		if c.reason != "" {
 			return
