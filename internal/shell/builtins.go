@@ -119,6 +119,9 @@ func readCmd(c *checker, x *call) {
 			c.identifiers(x, []word{o.value}, varTainted)
 		}
 	}
+	if _, raw := find(opts, "-r"); raw && len(operands) == 1 && len(opts) == 1 {
+		c.nextOrigin = c.stdin // read -r f takes a whole line: one of the listed files
+	}
 	c.identifiers(x, operands, varTainted)
 }
 

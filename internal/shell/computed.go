@@ -106,7 +106,7 @@ func (c *checker) readers(x *call) (files []word, recursive, ok bool) {
 		}
 		return files, false, true
 	case "tree":
-		opts, operands, _ := parse(x.args, spec{short: "LPIoHT", long: []string{"filelimit", "timefmt", "sort", "charset", "fromfile"}})
+		opts, operands, _ := parse(x.args, spec{short: "LPIoHT", long: []string{"filelimit", "timefmt", "sort", "charset"}})
 		if _, ok := find(opts, "--fromfile"); ok {
 			return operands, false, true // prints the paths listed in the files
 		}
@@ -535,16 +535,21 @@ func (c *checker) findLists(args []word) bool {
 // searchLists reports whether rg or grep prints only the names of files
 // searched inside the project: rg -l or --files, grep -l with -r or files.
 func (c *checker) searchLists(x *call) bool {
+	// grep -R follows links, --label names standard input, -o prints
+	// parts of lines; rg -L follows links, -r replaces text.
+	refuse, refuseLetters, listLetters := []string{"-R", "--dereference-recursive", "--label", "-o", "--only-matching", "--null-data"}, "Ro", "lL"
+	if x.name == "rg" {
+		refuse, refuseLetters, listLetters = []string{"-L", "--follow", "--path-separator", "-r", "--replace", "-o", "--only-matching", "--null-data"}, "Lro", "l"
+	}
 	lists := false
 	for _, a := range x.args {
 		t, _, _ := strings.Cut(a.text, "=")
+		cluster := !strings.HasPrefix(t, "--") && strings.HasPrefix(t, "-")
 		switch {
-		case contains(t, "--files", "--files-with-matches", "--files-without-match", "-l"), !strings.HasPrefix(t, "--") && strings.HasPrefix(t, "-") && strings.Trim(t[1:], "lLirsSwvFEIHhuzn0.") == "" && strings.ContainsAny(t, "lL"):
+		case contains(t, refuse...), cluster && strings.ContainsAny(t[1:], refuseLetters):
+			return false
+		case contains(t, "--files", "--files-with-matches", "--files-without-match"), cluster && strings.ContainsAny(t[1:], listLetters):
 			lists = true
-		case contains(t, "-L", "--follow", "-R", "--dereference-recursive", "--label", "--path-separator", "-o", "--only-matching", "--null-data", "--replace", "-r") && (x.name == "rg" || t != "-r"):
-			if !(t == "-L" && x.name != "rg") {
-				return false
-			}
 		}
 	}
 	if !lists {

@@ -192,6 +192,8 @@ var keyReads = []keyRow{
 	{`xargs cat < <(find ~/.local/state -type f)`, ""}, {`find ~/.local/state -type f > @TMP@/l; xargs -a @TMP@/l cat`, ""},
 	{`find ~/.local/state -type f | sort | xargs cat`, ""}, {`find ~/.local/state -type f | grep key | xargs cat`, ""},
 	{`shopt -s globstar; cat ~/.local/**/key`, ""}, {`git config -f "$(find ~/.local/state -type f)" --list`, ""},
+	{`rg -L -l secret . | xargs cat`, ""}, {`grep -Rl secret . | xargs cat`, ""}, {`find -L . -name key -type f | xargs cat`, ""},
+	{`ls -d found/* | xargs -n1 -I{} cat {}/key`, ""}, {`IFS=@; cat $(git ls-files -o 'a@*')`, ""},
 }
 
 // TestKeyReadsDenied checks that no agent may read the key through a
@@ -203,6 +205,14 @@ func TestKeyReadsDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(p.root, "key"), nil, 0o644); err != nil { // a file of the project named like the key
+		t.Fatal(err)
+	}
+	// A file of the project whose name splits, at @, into the key's path.
+	split := filepath.Join(p.root, "a@"+p.key)
+	if err := os.MkdirAll(filepath.Dir(split), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(split, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, mode := range []Mode{ReadOnly, Fixer} {
@@ -252,6 +262,7 @@ var readsAllowed = []string{
 	`git ls-files | head -2 | xargs -I{} cat {}`, `x=$(git ls-files '*.go'); wc -l $x`, `ls *.go | xargs wc -c`,
 	`cat <(git show HEAD:main.go)`, `git ls-tree -r --name-only HEAD | xargs cat`, `git grep -l main -- '*.go' | xargs cat`,
 	`find internal scripts -type f | xargs md5sum`, `diff <(sort main.go) main.go || true`, `jq . $(git ls-files '*.json')`,
+	`git ls-files | while IFS= read -r f; do wc -l "$f"; done`, `git ls-files | xargs -n1 cat`, `grep -rl main --include='*.go' . | xargs cat`,
 }
 
 // TestReadsAllowed checks the reads of computed paths reviewers rely on,

@@ -129,7 +129,8 @@ const (
 func (c *checker) setVar(name string, s varState) {
 	c.setListed(name, c.nextOrigin)
 	c.nextOrigin = nil
-	c.ifs = c.ifs || name == "IFS"
+	c.ifs = c.ifs || name == "IFS" && !c.emptyValue
+	c.emptyValue = false
 	switch old := c.vars[name]; {
 	case old == varUnset || old == s:
 		c.vars[name] = s
@@ -176,6 +177,7 @@ func (c *checker) assign(a *syntax.Assign) {
 	if a.Array != nil || a.Append || a.Index != nil {
 		c.nextOrigin = nil
 	}
+	c.emptyValue = a.Value == nil || len(a.Value.Parts) == 0 || a.Value.Lit() == "" && isEmptyQuote(a.Value)
 	c.setVar(name, state)
 }
 
@@ -200,6 +202,20 @@ func (c *checker) valueState(v *syntax.Word) varState {
 		}
 	}
 	return varTainted
+}
+
+// isEmptyQuote reports whether a word is ” or "".
+func isEmptyQuote(w *syntax.Word) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.SglQuoted:
+		return p.Value == "" && !p.Dollar
+	case *syntax.DblQuoted:
+		return len(p.Parts) == 0 && !p.Dollar
+	}
+	return false
 }
 
 var number = lazyRegexp(`^[-+]?([0-9]+|0[xX][0-9a-fA-F]+)?$`)

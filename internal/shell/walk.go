@@ -44,6 +44,7 @@ type checker struct {
 	ifs           bool                         // IFS is assigned: a list may split anywhere
 	fromUsed      bool                         // a computed word was proven by its origin
 	globstar      bool                         // shopt -s globstar: ** reaches any depth
+	emptyValue    bool                         // the value the next setVar records is empty
 }
 
 func (c *checker) deny(reason string) {
