@@ -1,7 +1,9 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -240,6 +242,9 @@ func (c *checker) unproven(w word, recursive bool) string {
 		}
 		if c.keyInRoot() {
 			return "a list of files of a project that holds it"
+		}
+		if why := c.listable(); why != "" {
+			return "a list of the project's files, and " + why
 		}
 		c.fromUsed = true
 		if w.from.name != "" {
@@ -600,11 +605,56 @@ func (c *checker) inside(w word) bool {
 		return false
 	}
 	for _, p := range paths {
-		if r := c.real(p); r != c.root && !inside(r, c.root) || c.reserved(r) != "" && !strings.HasSuffix(r, "/.git") {
+		if r := c.real(p); r != c.root && !inside(r, c.root) {
 			return false
 		}
 	}
 	return c.root != "" && !c.keyInRoot()
+}
+
+// maxListWalk bounds the entries listable looks at.
+const maxListWalk = 50000
+
+// listable returns why a list of the project's files could name something
+// other than what it says, or "": a name holding a blank, a quote or a
+// backslash, which xargs and the shell's word splitting cut into other paths
+// (even an absolute one), or a link that leads to the key or to a directory
+// holding it. It walks the project once per command, .git aside.
+func (c *checker) listable() string {
+	if c.listChecked {
+		return c.listWhy
+	}
+	c.listChecked = true
+	n := 0
+	stop := errors.New("stop")
+	err := filepath.WalkDir(c.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == c.root {
+			return nil
+		}
+		if n++; n > maxListWalk {
+			c.listWhy = fmt.Sprintf("the project holds more than %d files, too many for whetstone to check their names and links", maxListWalk)
+			return stop
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		rel := c.rel(p)
+		if strings.ContainsAny(d.Name(), " \t\n\v\f\r\"'\\") {
+			c.listWhy = fmt.Sprintf("the project holds %s, a name that xargs or the shell would split into other paths", quote(rel))
+			return stop
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if r := c.real(p); c.isProtected(r) || c.holdsKey(r) {
+				c.listWhy = fmt.Sprintf("the project holds the link %s, which leads to it", quote(rel))
+				return stop
+			}
+		}
+		return nil
+	})
+	if err != nil && err != stop && c.listWhy == "" {
+		c.listWhy = "whetstone could not look through the project: " + err.Error()
+	}
+	return c.listWhy
 }
 
 // substOrigin records where a command substitution's output comes from.

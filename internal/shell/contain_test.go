@@ -194,6 +194,10 @@ var keyReads = []keyRow{
 	{`shopt -s globstar; cat ~/.local/**/key`, ""}, {`git config -f "$(find ~/.local/state -type f)" --list`, ""},
 	{`rg -L -l secret . | xargs cat`, ""}, {`grep -Rl secret . | xargs cat`, ""}, {`find -L . -name key -type f | xargs cat`, ""},
 	{`ls -d found/* | xargs -n1 -I{} cat {}/key`, ""}, {`IFS=@; cat $(git ls-files -o 'a@*')`, ""},
+	// Lists of the project's files, through a link or a name with a blank.
+	{`ls | xargs grep -r secret`, ""}, {`find . -maxdepth 1 -name 'f*' | xargs grep -r secret`, ""},
+	{`git ls-files -o 'b *' | xargs cat`, ""}, {`cat $(git ls-files -o 'b *')`, ""},
+	{`git ls-files -o 'b *' | while read -r a f; do cat "$f"; done`, ""},
 }
 
 // TestKeyReadsDenied checks that no agent may read the key through a
@@ -207,13 +211,16 @@ func TestKeyReadsDenied(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(p.root, "key"), nil, 0o644); err != nil { // a file of the project named like the key
 		t.Fatal(err)
 	}
-	// A file of the project whose name splits, at @, into the key's path.
-	split := filepath.Join(p.root, "a@"+p.key)
-	if err := os.MkdirAll(filepath.Dir(split), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(split, nil, 0o644); err != nil {
-		t.Fatal(err)
+	// Files of the project whose names split, at @ or a blank, into the
+	// key's path.
+	for _, prefix := range []string{"a@", "b "} {
+		split := filepath.Join(p.root, prefix+p.key)
+		if err := os.MkdirAll(filepath.Dir(split), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(split, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, mode := range []Mode{ReadOnly, Fixer} {
 		pol := p.policy(mode)
@@ -289,5 +296,44 @@ func TestReadsAllowed(t *testing.T) {
 		if err != nil || strings.Contains(string(out), "secret") || len(out) == 0 {
 			t.Errorf("%q: %v; output:\n%s", cmd, err, out)
 		}
+	}
+}
+
+// TestListsProven checks that a list of the project's files is read at its
+// text only when no name in the project splits and no link in it leads to
+// the key.
+func TestListsProven(t *testing.T) {
+	for _, tt := range []struct {
+		name, make, want string
+	}{
+		{"clean", "", ""},
+		{"blank", "b /x", "would split into other paths"},
+		{"quote", `q"x`, "would split into other paths"},
+		{"link", "link", "the link \"link\", which leads to it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProject(t)
+			switch tt.make {
+			case "":
+			case "link":
+				if err := os.Symlink(filepath.Dir(filepath.Dir(p.key)), filepath.Join(p.root, "link")); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				f := filepath.Join(p.root, tt.make)
+				if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(f, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, cmd := range []string{`git ls-files -o | xargs cat`, `cat $(find . -type f)`, `ls | xargs head`} {
+				r := Check(cmd, p.policy(ReadOnly))
+				if tt.want == "" && r != "" || tt.want != "" && !strings.Contains(r, tt.want) {
+					t.Errorf("Check(%q) = %q; want %q", cmd, r, tt.want)
+				}
+			}
+		})
 	}
 }

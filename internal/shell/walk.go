@@ -45,6 +45,8 @@ type checker struct {
 	fromUsed      bool                         // a computed word was proven by its origin
 	globstar      bool                         // shopt -s globstar: ** reaches any depth
 	emptyValue    bool                         // the value the next setVar records is empty
+	listChecked   bool                         // listable has looked through the project
+	listWhy       string                       // what it found
 }
 
 func (c *checker) deny(reason string) {
