@@ -113,6 +113,12 @@ func (c *checker) readers(x *call) (files []word, recursive, ok bool) {
 			return operands, false, true // prints the paths listed in the files
 		}
 		return nil, false, false
+	case "whetstone":
+		if len(x.args) > 0 && x.args[0].text == "validate" {
+			_, operands, _ := parse(x.args[1:], spec{})
+			return operands, false, true // its errors may quote the file
+		}
+		return nil, false, false
 	case "cp":
 		opts, operands, _ := parse(x.args, copySpec)
 		if _, ok := find(opts, "-t", "--target-directory"); !ok && len(operands) > 0 {

@@ -200,6 +200,15 @@ var keyReads = []keyRow{
 	{`git ls-files -o 'b *' | while read -r a f; do cat "$f"; done`, ""},
 }
 
+// keyReadsUnrun are refused like keyReads but print no key when run here.
+var keyReadsUnrun = []string{
+	`whetstone validate "$(find ~/.local/state -type f)"`, `cat "$dir/$file"`, `tree --fromfile "$x"`, `date -f "$x"`,
+	`diff --from-file="$x" main.go`, `git status --porcelain | xargs cat`, `find -L . | xargs cat`,
+	`cat $(git ls-files --line-prefix=/x)`, `IFS=x; cat $(git ls-files)`, `cat "$(go env GOROOT)/VERSION"`,
+	`x=$(git ls-files); cat $x; x=$(find ~ -type f)`, `git ls-files | tee @TMP@/l | xargs cat`,
+	`{ git ls-files; find ~ -type f; } | xargs cat`, `cat $(git ls-files; find ~ -type f)`,
+}
+
 // TestKeyReadsDenied checks that no agent may read the key through a
 // computed path, and runs each command to show that it would.
 func TestKeyReadsDenied(t *testing.T) {
@@ -228,6 +237,12 @@ func TestKeyReadsDenied(t *testing.T) {
 			if r := Check(p.expand(row.cmd), pol); r == "" {
 				t.Errorf("mode %d: Check(%q) allowed; want it denied", mode, row.cmd)
 			}
+		}
+	}
+	clean := newProject(t) // no link, no name that splits: only the rule refuses these
+	for _, cmd := range keyReadsUnrun {
+		if r := Check(clean.expand(cmd), clean.policy(ReadOnly)); r == "" {
+			t.Errorf("Check(%q) allowed; want it denied", cmd)
 		}
 	}
 	dir := p.copyProject(t)
