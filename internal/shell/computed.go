@@ -41,7 +41,7 @@ var contentReaders = map[string]spec{
 	"cksum": {short: "a"}, "sum": {}, "cmp": {short: "in"}, "strings": {short: "ntTe"}, "tsort": {},
 	"zcat": {}, "bzcat": {}, "xzcat": {}, "gzip": {short: "S"}, "gunzip": {short: "S"}, "bzip2": {}, "bunzip2": {},
 	"xz": {}, "unxz": {}, "uniq": {short: "fsw"}, "xxd": {short: "cglnosR"}, "sort": {short: "kotST"},
-	"shuf": {short: "ino"}, "iconv": {short: "fto"}, "gofmt": {short: "r"}, "goimports": {short: "local"},
+	"shuf": {short: "ino"}, "iconv": {short: "fto"}, "gofmt": {short: "r"}, "goimports": {},
 	"diff":      {short: "CDFIUWSxX", long: []string{"from-file", "to-file", "exclude-from", "label", "unified", "context"}},
 	"colordiff": {short: "CDFIUWSxX"}, "tar": {}, "unzip": {},
 }
