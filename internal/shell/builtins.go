@@ -70,6 +70,8 @@ func shoptCmd(c *checker, x *call) {
 		case a.text == "-s" || a.text == "-u" || a.text == "-su" || a.text == "-us":
 			setting = true
 		case strings.HasPrefix(a.text, "-"):
+		case setting && a.text == "globstar":
+			c.globstar = true
 		case setting && !safeShopts[a.text]:
 			c.denyf("%s changes how bash finds directories or runs commands; leave it off", quote("shopt -s "+a.text))
 			return
@@ -116,6 +118,9 @@ func readCmd(c *checker, x *call) {
 		if o.is("-a") {
 			c.identifiers(x, []word{o.value}, varTainted)
 		}
+	}
+	if _, raw := find(opts, "-r"); raw && len(operands) == 1 && len(opts) == 1 {
+		c.nextOrigin = c.stdin // read -r f takes a whole line: one of the listed files
 	}
 	c.identifiers(x, operands, varTainted)
 }

@@ -83,7 +83,7 @@ echo u > untracked.txt
 
 // newProject copies the project into a test's own directory and makes a
 // Policy's directories next to it.
-func newProject(t *testing.T) *project {
+func newProject(t testing.TB) *project {
 	t.Helper()
 	base := realDir(t, t.TempDir())
 	p := &project{
@@ -158,7 +158,7 @@ func (p *project) useHome(t *testing.T) {
 	t.Setenv("HOME", p.home)
 }
 
-func realDir(t *testing.T, dir string) string {
+func realDir(t testing.TB, dir string) string {
 	t.Helper()
 	r, err := filepath.EvalSymlinks(dir)
 	if err != nil {

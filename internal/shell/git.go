@@ -1,6 +1,9 @@
 package shell
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -33,6 +36,7 @@ var gitReads = map[string]func(*checker, *call, []word){
 	"submodule":    gitSub("", "status", "summary"),
 	"reflog":       gitReflog,
 	"symbolic-ref": gitSymbolicRef,
+	"checkout":     gitCheckout,
 }
 
 // gitRefused are options no git subcommand may have: they write files or
@@ -97,7 +101,7 @@ func gitCmd(c *checker, x *call) {
 			}
 			continue
 		}
-		if r := refusedOption(a.text, gitRefused); r != "" {
+		if r := refusedOption(a.text, gitRefused); r != "" && !toDevice(a.text, r) {
 			c.denyf("%s writes files or runs programs; %s", quote("git "+sub.text+" "+r), c.instead())
 			return
 		}
@@ -112,6 +116,13 @@ func gitCmd(c *checker, x *call) {
 			}
 		}
 	}
+}
+
+// toDevice reports whether the option t, found as the refused option r, is
+// --output=/dev/stdout, /dev/stderr or /dev/null: it writes no file.
+func toDevice(t, r string) bool {
+	_, v, ok := strings.Cut(t, "=")
+	return ok && r == "--output" && contains(v, "/dev/stdout", "/dev/stderr", "/dev/null")
 }
 
 // refusedOption returns which of names the argument t is: short options
@@ -233,6 +244,39 @@ func gitSub(allowed ...string) func(*checker, *call, []word) {
 			c.denyf("%s changes the repository or reaches other repositories; %s", quote(x.part()), c.instead())
 		}
 	}
+}
+
+// gitCheckout allows a bare git checkout, which only prints how the branch
+// stands, to read-only agents, and only when no post-checkout hook would run:
+// git runs that hook even then. Anything else switches branches or
+// overwrites files.
+func gitCheckout(c *checker, x *call, args []word) {
+	if len(args) > 0 || c.p.Mode == Fixer {
+		c.gitUnknown(word{text: "checkout", src: "checkout", known: true})
+		return
+	}
+	if hook := c.checkoutHook(); hook != "" {
+		c.denyf("%s would run the hook %s; use git status instead", quote(x.part()), hook)
+	}
+}
+
+// checkoutHook returns the post-checkout hook git would run in the
+// directories the command may run in, or "" when there is none. A hook in a
+// directory the agent may write to counts even before it exists.
+func (c *checker) checkoutHook() string {
+	for _, d := range c.cwd {
+		cmd := exec.Command("git", "rev-parse", "--path-format=absolute", "--git-path", "hooks/post-checkout")
+		cmd.Dir = d
+		out, err := cmd.Output()
+		hook := strings.TrimSpace(string(out))
+		if err != nil || !filepath.IsAbs(hook) {
+			return "post-checkout (whetstone could not tell where git keeps its hooks)"
+		}
+		if _, err := os.Lstat(hook); err == nil || inside(c.real(hook), c.temp) {
+			return hook
+		}
+	}
+	return ""
 }
 
 func gitReflog(c *checker, x *call, args []word) {

@@ -370,6 +370,12 @@ func (c *checker) writable(p string) string {
 		}
 	}
 	switch {
+	case c.root != "" && under(c.root, real):
+		even := ""
+		if c.temp != "" && under(real, c.temp) {
+			even = ", even under " + c.temp
+		}
+		return fmt.Sprintf("writes to %s, which is or holds the project; no agent may move, replace or remove the project%s", real, even)
 	case inside(real, c.root):
 		if c.p.Mode == Fixer {
 			return ""

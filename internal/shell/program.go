@@ -125,7 +125,9 @@ func (c *checker) run(args []word) {
 	}
 	x := &call{name: name, args: args[1:], all: args}
 	if judge, ok := programs[name]; ok {
+		c.stdout = c.produces(x)
 		judge(c, x)
+		c.judgeReads(x)
 		return
 	}
 	if c.verified(x) {

@@ -371,7 +371,15 @@ func awkCmd(c *checker, x *call) {
 		return
 	}
 	c.namesInScript(x, strs)
+	if c.reason == "" && len(c.protected) > 0 && awkComputedRead().MatchString(strings.Join(prog, "\n")) {
+		c.denyf("%s reads a file named by an expression (getline < EXPR, or ARGV), which whetstone cannot tell is not its key file; give awk the files as operands", quote(x.part()))
+	}
 }
+
+// awkComputedRead finds the parts of an awk program that open a file named
+// by an expression: getline from something other than a string constant,
+// and ARGV or ARGC, which name the files awk reads.
+var awkComputedRead = lazyRegexp(`getline[^;{}\n]*<\s*[^"\s]|\bARG[VC]\b`)
 
 // awkProgram returns what an awk program does that only reading does not:
 // system(), pipes to and from commands, output redirected to files, gawk's

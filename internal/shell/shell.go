@@ -16,9 +16,10 @@
 // judged after following symbolic links and the cd commands before them.
 //
 // No agent may name whetstone's key file, by its text or by a path or glob
-// that resolves to it. A word computed while the command runs, such as the
-// output of a command substitution, can still name it; read-only agents are
-// meant to run inside a sandbox that hides the key as well.
+// that resolves to it, and no program may read a file that is not proven
+// not to be the key (computed.go): a word computed while the command runs,
+// such as the output of a command substitution or the arguments xargs
+// appends, is read only when it lists the project's own files.
 package shell
 
 import (

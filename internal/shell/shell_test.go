@@ -255,7 +255,7 @@ func TestProtected(t *testing.T) {
 	}
 	// Unrelated words that look like paths are not the key.
 	pol := p.policy(ReadOnly)
-	for _, cmd := range []string{`cat key`, `grep -r key .`, `cat "$dir/$file"`, `ls ~`, `echo $HOME`} {
+	for _, cmd := range []string{`cat key`, `grep -r key .`, `ls ~`, `echo $HOME`, `echo "$dir/$file"`} {
 		if r := Check(cmd, pol); r != "" {
 			t.Errorf("Check(%q) = %q; want it allowed", cmd, r)
 		}
@@ -335,6 +335,8 @@ func TestReasons(t *testing.T) {
 		{`sed -i s/a/b/ main.go`, ro, `"sed -i" writes to main.go in the project; read-only agents may write only to /dev/null or under ` + p.tmp + `, so describe what you would check or change in your report instead`},
 		{`find . -exec rm {} +`, ro, `"find -exec" deletes, writes or runs programs; list the files with find and describe what you would check or change in your report instead`},
 		{`go build ./...`, ro, `"go build" is not a command read-only agents may run (whetstone allows read-only commands and the project's verification commands: go test, go vet, go build -o /dev/null, go list, gofmt -l, gofmt -d); describe what you would check in your report instead`},
+		{`find ~ -name key | xargs cat`, ro, `"cat (the input to xargs)" reads "(the input to xargs)", a path only known when it runs; whetstone cannot tell that it is not its key file, which no agent may read. Name the files literally, or list them with git ls-files, git grep -l or rg -l inside the project`},
+		{`rm -rf ..`, ro, `"rm -rf .." writes to ` + filepath.Dir(p.root) + `, which is or holds the project; no agent may move, replace or remove the project`},
 		{`x='a[$(id)]'; echo $((x))`, ro, `arithmetic reads "x", whose text bash would evaluate as code; assign it a number in the same command`},
 	}
 	for _, tt := range tests {

@@ -127,6 +127,10 @@ const (
 // setVar records an assignment; a variable assigned different kinds of
 // value may hold any text.
 func (c *checker) setVar(name string, s varState) {
+	c.setListed(name, c.nextOrigin)
+	c.nextOrigin = nil
+	c.ifs = c.ifs || name == "IFS" && !c.emptyValue
+	c.emptyValue = false
 	switch old := c.vars[name]; {
 	case old == varUnset || old == s:
 		c.vars[name] = s
@@ -170,12 +174,17 @@ func (c *checker) assign(a *syntax.Assign) {
 	if a.Append {
 		state = varTainted
 	}
+	if a.Array != nil || a.Append || a.Index != nil {
+		c.nextOrigin = nil
+	}
+	c.emptyValue = a.Value == nil || len(a.Value.Parts) == 0 || a.Value.Lit() == "" && isEmptyQuote(a.Value)
 	c.setVar(name, state)
 }
 
 // valueState judges an assigned value and tells whether it is a number.
 func (c *checker) valueState(v *syntax.Word) varState {
 	w := c.word(v)
+	c.nextOrigin = w.from
 	switch {
 	case w.known && isNumber(w.text):
 		return varSafe
@@ -193,6 +202,20 @@ func (c *checker) valueState(v *syntax.Word) varState {
 		}
 	}
 	return varTainted
+}
+
+// isEmptyQuote reports whether a word is ” or "".
+func isEmptyQuote(w *syntax.Word) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.SglQuoted:
+		return p.Value == "" && !p.Dollar
+	case *syntax.DblQuoted:
+		return len(p.Parts) == 0 && !p.Dollar
+	}
+	return false
 }
 
 var number = lazyRegexp(`^[-+]?([0-9]+|0[xX][0-9a-fA-F]+)?$`)
@@ -362,6 +385,10 @@ func (c *checker) ref(name string, n syntax.Node) {
 // finish judges what can only be judged once the whole line is known: the
 // variables arithmetic reads must hold numbers.
 func (c *checker) finish() {
+	c.finishListed()
+	if c.ifs && c.fromUsed {
+		c.deny("the command assigns IFS and reads files from a list it splits, which IFS could split into other paths, whetstone's key file among them; leave IFS as it is")
+	}
 	for _, r := range c.arith {
 		if c.reason != "" {
 			return

@@ -33,6 +33,20 @@ type checker struct {
 	arith  []arithRef           // variables read as arithmetic, judged at the end
 
 	resolved map[string]string // resolved paths
+
+	// What computed words may name, for the programs that read files
+	// (computed.go).
+	stdin, stdout *origin                      // the files listed on standard input and output, if that is all they carry
+	substs        map[*syntax.CmdSubst]*origin // command substitutions that list the project's files
+	listed        map[string]*origin           // variables holding such lists; nil once assigned anything else
+	listedUses    []string                     // variables read as such lists, checked at the end
+	nextOrigin    *origin                      // the origin of the value the next setVar records
+	ifs           bool                         // IFS is assigned: a list may split anywhere
+	fromUsed      bool                         // a computed word was proven by its origin
+	globstar      bool                         // shopt -s globstar: ** reaches any depth
+	emptyValue    bool                         // the value the next setVar records is empty
+	listChecked   bool                         // listable has looked through the project
+	listWhy       string                       // what it found
 }
 
 func (c *checker) deny(reason string) {
@@ -65,6 +79,10 @@ func (c *checker) stmts(list []*syntax.Stmt) {
 
 func (c *checker) stmt(s *syntax.Stmt) {
 	c.lastCd = nil
+	defer func(in *origin) { c.stdin = in }(c.stdin)
+	if readsStdin(s.Redirs) {
+		c.stdin = nil
+	}
 	if s.Background || s.Coprocess || s.Disown {
 		defer c.keepCwd()() // a background job runs in a subshell
 	}
@@ -75,12 +93,50 @@ func (c *checker) stmt(s *syntax.Stmt) {
 	for _, r := range s.Redirs {
 		c.redirect(r)
 	}
+	c.stdout = nil
 	if s.Cmd != nil && c.reason == "" {
 		c.command(s.Cmd)
+	}
+	if !plainOutput(s) {
+		c.stdout = nil
 	}
 	if s.Negated {
 		c.lastCd = nil
 	}
+}
+
+// readsStdin reports whether redirections give a command another standard
+// input.
+func readsStdin(rs []*syntax.Redirect) bool {
+	for _, r := range rs {
+		switch r.Op {
+		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			if r.N == nil || r.N.Value == "0" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// plainOutput reports whether a statement's standard output is only what
+// its simple command or pipeline prints: no redirection but 2>/dev/null.
+func plainOutput(s *syntax.Stmt) bool {
+	switch x := s.Cmd.(type) {
+	case *syntax.CallExpr:
+	case *syntax.BinaryCmd:
+		if x.Op != syntax.Pipe {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, r := range s.Redirs {
+		if !(r.Op == syntax.RdrOut && r.N != nil && r.N.Value == "2" && r.Word.Lit() == "/dev/null") {
+			return false
+		}
+	}
+	return !s.Background && !s.Coprocess
 }
 
 // keepCwd saves the working directory and returns the function that puts it
@@ -158,9 +214,15 @@ func (c *checker) binary(x *syntax.BinaryCmd) {
 	if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
 		parts := pipeline(x)
 		start := c.cwd
+		in := c.stdin
+		defer func() { c.stdin = in }()
 		for i, s := range parts {
 			c.cwd = start
 			c.stmt(s)
+			c.stdin = c.stdout
+			if x.Op == syntax.PipeAll {
+				c.stdin = nil // standard error too
+			}
 			if i == len(parts)-1 {
 				c.cwd = union(start, c.cwd) // the last part may run in this shell
 			}
@@ -190,6 +252,7 @@ func (c *checker) binary(x *syntax.BinaryCmd) {
 		c.stmt(rights[i])
 		c.cwd = union(before, c.cwd)
 	}
+	c.stdout = nil
 }
 
 // plainStmt returns s when nothing but its command matters: no redirection,
@@ -263,6 +326,7 @@ func (c *checker) loopHeader(x *syntax.ForClause) {
 		if !l.InPos.IsValid() {
 			state = varTainted // for x; do: the positional parameters
 		}
+		c.nextOrigin = c.listOrigin(items)
 		c.setVar(l.Name.Value, state)
 	case *syntax.CStyleLoop:
 		for _, e := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
@@ -337,6 +401,7 @@ func (c *checker) redirect(r *syntax.Redirect) {
 	}
 	switch r.Op {
 	case syntax.RdrIn:
+		c.readsFile("redirection "+quote(c.text(r)), w, false)
 		return
 	case syntax.DplIn, syntax.DplOut:
 		if w.known && isDup(w.text) {
@@ -377,6 +442,9 @@ func (c *checker) expr(n syntax.Node) {
 		switch x := n.(type) {
 		case *syntax.CmdSubst:
 			c.subst(x.Stmts)
+			if len(x.Stmts) == 1 {
+				c.substOrigin(x, c.stdout)
+			}
 			return false
 		case *syntax.ProcSubst:
 			c.subst(x.Stmts)
@@ -407,6 +475,7 @@ func plainWord(w *syntax.Word) bool {
 // subst judges the commands of a substitution, which run in a subshell.
 func (c *checker) subst(list []*syntax.Stmt) {
 	defer c.keepCwd()()
+	c.stdout = nil
 	c.stmts(list)
 }
 

@@ -13,13 +13,15 @@ import (
 // A word is what a program receives for one shell word, as far as it can be
 // known before the command runs.
 type word struct {
-	text  string // the value; the known parts only, unless known
-	src   string // the word as written, for reasons
-	known bool   // text is exactly the value: no expansion, no glob
-	glob  bool   // holds unquoted glob characters
-	split bool   // an unquoted expansion may turn it into several words, or none
-	segs  []seg  // the value in known and unknown parts
-	param string // NAME when the word starts with a plain $NAME and has no other expansion
+	text  string  // the value; the known parts only, unless known
+	src   string  // the word as written, for reasons
+	known bool    // text is exactly the value: no expansion, no glob
+	glob  bool    // holds unquoted glob characters
+	split bool    // an unquoted expansion may turn it into several words, or none
+	segs  []seg   // the value in known and unknown parts
+	param string  // NAME when the word starts with a plain $NAME and has no other expansion
+	from  *origin // for a word only known when it runs: it lists files of the project
+	proc  bool    // a process substitution, <(…): a pipe from a command judged itself
 }
 
 // A seg is a run of a word's value.
@@ -114,7 +116,13 @@ func (c *checker) resolve(w *syntax.Word, src string) word {
 	for i, part := range w.Parts {
 		r.part(part, i == 0, false)
 	}
-	return r.done(src)
+	out := r.done(src)
+	if !out.known {
+		out.from = c.wordOrigin(w)
+		_, out.proc = w.Parts[0].(*syntax.ProcSubst)
+		out.proc = out.proc && len(w.Parts) == 1
+	}
+	return out
 }
 
 type resolver struct {

@@ -231,12 +231,22 @@ func xargsCmd(c *checker, x *call) {
 		rest = []word{{text: "echo", src: "echo", known: true, segs: []seg{{text: "echo"}}}}
 	}
 	cmd := append([]word(nil), rest...)
+	input := c.stdin // the lines xargs reads, when they list the project's files
+	if _, ok := find(opts, "-a", "--arg-file"); ok {
+		input = nil
+	}
 	if repl == "" {
-		cmd = append(cmd, unknownWord("(the input to xargs)"))
+		in := unknownWord("(the input to xargs)")
+		in.from = input
+		cmd = append(cmd, in)
 	} else {
 		for i := range cmd {
 			if i > 0 && strings.Contains(cmd[i].text, repl) {
+				whole := cmd[i].known && cmd[i].text == repl
 				cmd[i] = unknownWord(cmd[i].src)
+				if whole {
+					cmd[i].from = input
+				}
 			}
 		}
 	}

@@ -210,32 +210,50 @@ func lnCmd(c *checker, x *call) {
 	}
 }
 
-// mktempCmd judges mktemp by where it creates its file.
+// mktempCmd judges mktemp by where it creates its file or directory: the
+// template, relative to -p DIR or --tmpdir=DIR when given, or to $TMPDIR with
+// -t. Without a template the name is tmp.XXXXXXXXXX in that directory.
 func mktempCmd(c *checker, x *call) {
 	opts, operands, bad := parse(x.args, spec{short: "p", long: []string{"suffix"}})
 	if !c.literalOperands(x, bad, operands) {
 		return
 	}
-	dir, inTmp := "", false
+	var dirs []word // the directories the file may be made in; none means $TMPDIR
+	inTmp := false
 	for _, o := range opts {
 		switch {
 		case o.is("-t"):
 			inTmp = true
-		case o.is("-p", "--tmpdir") && o.has:
-			dir = o.value.text
-		case o.is("--tmpdir"):
-			inTmp = true
+		case o.is("-p", "--tmpdir") && o.has && !(o.value.known && o.value.text == ""):
+			dirs = []word{o.value}
 		}
 	}
-	if len(operands) == 0 {
-		return // in $TMPDIR
+	template := word{text: "tmp.XXXXXXXXXX", src: x.part(), known: true}
+	if len(operands) > 0 {
+		template = operands[0]
 	}
-	target := operands[0].text
+	what := quote(x.part())
 	switch {
-	case dir != "":
-		target = filepath.Join(dir, target)
-	case inTmp && !strings.Contains(target, "/"):
+	case filepath.IsAbs(template.text) && !inTmp:
+		c.writes(template, what)
+		return
+	case len(operands) > 0 && len(dirs) == 0 && !inTmp && !hasOpt(opts, "-p", "--tmpdir"):
+		c.writes(template, what) // relative to the working directory
 		return
 	}
-	c.writes(word{text: target, src: operands[0].src, known: true}, quote(x.part()))
+	if len(dirs) == 0 || inTmp {
+		dirs = append(dirs, word{text: c.temp, src: "$TMPDIR", known: c.temp != ""}) // -t prefers $TMPDIR
+	}
+	for _, d := range dirs {
+		if !d.known {
+			c.writes(d, what)
+			return
+		}
+		c.writes(word{text: strings.TrimSuffix(d.text, "/") + "/" + template.text, src: d.src, known: true}, what)
+	}
+}
+
+func hasOpt(opts []opt, names ...string) bool {
+	_, ok := find(opts, names...)
+	return ok
 }
