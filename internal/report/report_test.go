@@ -170,6 +170,8 @@ func TestValidateJSONAgreesWithTheSchema(t *testing.T) {
 		{"bad severity", `"severity": "critical"`, `"severity": "severe"`, "severity"},
 		{"confidence over 100", `"confidence": 70`, `"confidence": 170`, "$.findings[0].confidence"},
 		{"line 0", `"line": 1,`, `"line": 0,`, "$.findings[0].line"},
+		{"line above int32", `"line": 1,`, `"line": 2147483648,`, "$.findings[0].line: line and end_line must be at most 2147483647"},
+		{"end line above int32", `"end_line": 2,`, `"end_line": 2147483648,`, "$.findings[0].line: line and end_line must be at most 2147483647"},
 		{"stopped without a reason", `"stop_reason": "max_iterations",`, ``, "$.stop_reason"},
 		{"aborted with a verdict", `"stop_reason": "max_iterations"`, `"stop_reason": "aborted"`, "$.verdict"},
 		{"not JSON", `{`, `[`, "JSON"},
