@@ -383,6 +383,22 @@ func writeFile(path string, data []byte) error {
 	return state.WriteOwn(root, path, data)
 }
 
+// gitignore is .whetstone/.gitignore: git ignores everything whetstone
+// writes.
+const gitignore = "*\n"
+
+// ensureGitignore checks .whetstone/.gitignore at every start and rewrites
+// it atomically when it is missing or differs: a write that failed once
+// (a full disk at the first start left it empty) is repaired by the next
+// start instead of leaving whetstone's files visible to git for good.
+func (p Project) ensureGitignore() error {
+	path := p.dir(".gitignore")
+	if b, err := safeio.ReadOwn(p.Root, path, int64(len(gitignore))+1); err == nil && string(b) == gitignore {
+		return nil
+	}
+	return state.WriteOwn(p.Root, path, []byte(gitignore))
+}
+
 // marshal renders one of a run's JSON files: indented, ending in a newline,
 // and without HTML escaping, so code excerpts stay readable.
 func marshal(v any) []byte {

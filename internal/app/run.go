@@ -71,7 +71,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	if err := os.MkdirAll(proj.dir(), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", proj.dir(), err)
 	}
-	if err := writeIfMissing(proj.dir(".gitignore"), "*\n"); err != nil {
+	if err := proj.ensureGitignore(); err != nil {
 		return nil, err
 	}
 	var resp *hook.Response
@@ -329,21 +329,6 @@ func roundDiff(dir string, iteration int, log io.Writer) review.Diff {
 		}
 	}
 	return d
-}
-
-func writeIfMissing(path, content string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	_, err = f.WriteString(content)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // report is a validated agent report, ready to store.

@@ -109,13 +109,13 @@ func readManifest(dir string) (Manifest, error) {
 		m.Files = map[string]string{}
 	}
 	for rel := range m.Files {
-		if !safePath(rel) {
-			return m, fmt.Errorf("%s names %q, outside its directory", filepath.Join(dir, ManifestName), rel)
+		if err := owned(rel, false); err != nil {
+			return m, fmt.Errorf("%s names %q: %w; nothing was changed", filepath.Join(dir, ManifestName), rel, err)
 		}
 	}
 	for _, rel := range m.Dirs {
-		if !safePath(rel) {
-			return m, fmt.Errorf("%s names %q, outside its directory", filepath.Join(dir, ManifestName), rel)
+		if err := owned(rel, true); err != nil {
+			return m, fmt.Errorf("%s names %q: %w; nothing was changed", filepath.Join(dir, ManifestName), rel, err)
 		}
 	}
 	return m, nil
@@ -124,6 +124,35 @@ func readManifest(dir string) (Manifest, error) {
 // safePath reports whether a manifest entry stays inside its directory.
 func safePath(rel string) bool {
 	return rel != "" && !path.IsAbs(rel) && path.Clean(rel) == rel && !strings.HasPrefix(rel, "../") && rel != ".." && !strings.Contains(rel, "\\")
+}
+
+// ownedDirs are the config directory's folders whetstone writes into; in
+// each it owns only the entries named whetstone*.
+var ownedDirs = []string{"plugin", "agent", "command", "skill"}
+
+// owned checks that a manifest entry is a path whetstone writes (a file)
+// or may have created (a directory): relative, clean, and a whetstone*
+// entry of one of ownedDirs (the directories themselves, and the config
+// directory ".", for dir). A committed manifest naming anything else —
+// the user's agent/mine.md, OpenCode's package.json, ../x — is refused.
+func owned(rel string, dir bool) error {
+	if !safePath(rel) {
+		return errors.New("a path outside its directory")
+	}
+	parts := strings.Split(rel, "/")
+	switch {
+	case !slices.Contains(ownedDirs, parts[0]):
+		if dir && rel == "." {
+			return nil
+		}
+	case len(parts) == 1:
+		if dir {
+			return nil
+		}
+	case strings.HasPrefix(parts[1], "whetstone") && (parts[0] == "skill" || len(parts) == 2):
+		return nil
+	}
+	return errors.New("a path whetstone never writes (its files are plugin/, agent/, command/ and skill/ entries named whetstone*)")
 }
 
 // Install writes the files into dir and returns the paths written. A file
@@ -146,7 +175,7 @@ func Install(dir, binary string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := noSymlinks(dir, slices.Collect(maps.Keys(old.Files))); err != nil {
+	if err := noSymlinks(dir, append(slices.Collect(maps.Keys(old.Files)), old.Dirs...)); err != nil {
 		return nil, err
 	}
 	for _, rel := range names {
@@ -216,7 +245,7 @@ func Uninstall(dir string) (removed, kept []string, err error) {
 		return nil, nil, fmt.Errorf("whetstone is not installed in %s (no %s)", dir, ManifestName)
 	}
 	names := slices.Sorted(maps.Keys(m.Files))
-	if err := noSymlinks(dir, names); err != nil {
+	if err := noSymlinks(dir, append(slices.Clone(names), m.Dirs...)); err != nil {
 		return nil, nil, err
 	}
 	for _, rel := range names {
@@ -234,7 +263,9 @@ func Uninstall(dir string) (removed, kept []string, err error) {
 	}
 	for i := len(m.Dirs) - 1; i >= 0; i-- {
 		p := filepath.Join(dir, filepath.FromSlash(m.Dirs[i]))
-		if os.Remove(p) == nil { // only when empty
+		// os.Remove unlinks a file too: only a real directory, and only
+		// when empty.
+		if info, err := os.Lstat(p); err == nil && info.IsDir() && os.Remove(p) == nil {
 			removed = append(removed, p)
 		}
 	}
@@ -295,20 +326,41 @@ func mkdirs(dir, rel string) ([]string, error) {
 }
 
 // noSymlinks refuses a config directory that is a symlink, or holds one
-// in a directory on the way to a file whetstone writes or removes
-// (skill/, skill/whetstone-review/, ...): nothing is written or removed
-// through one.
-func noSymlinks(dir string, files []string) error {
+// at any of rels or in a directory on the way to one (skill/,
+// skill/whetstone-review/, ...): nothing is written or removed through
+// one. Each path that exists must also resolve to itself below the
+// config directory's real path, so nothing the checks missed (a symlink
+// swapped in between) leads out.
+func noSymlinks(dir string, rels []string) error {
 	check := []string{".", ManifestName}
-	for _, rel := range files {
-		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+	for _, rel := range rels {
+		for d := rel; d != "."; d = path.Dir(d) {
 			check = append(check, d)
 		}
 	}
+	slices.Sort(check)
+	check = slices.Compact(check)
+	real := ""
 	for _, rel := range check {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if info, err := os.Lstat(p); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symlink; whetstone writes nothing through one", p)
+		info, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symlink; whetstone writes or removes nothing through one", p)
+		}
+		if real == "" {
+			if real, err = filepath.EvalSymlinks(dir); err != nil {
+				return err
+			}
+		}
+		got, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return err
+		}
+		if want := filepath.Join(real, filepath.FromSlash(rel)); got != want {
+			return fmt.Errorf("%s leads to %s, not %s; whetstone writes or removes nothing through a symlink", p, got, want)
 		}
 	}
 	return nil

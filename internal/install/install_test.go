@@ -203,3 +203,126 @@ func TestUninstallKeepsAChangedSkill(t *testing.T) {
 		t.Error("the plugin was not removed")
 	}
 }
+
+// TestACommittedManifestRemovesOnlyWhetstonesFiles: a manifest is a file
+// of the repository, so anyone may write one. Naming the user's or
+// OpenCode's files (with their digests), or a directory reached through a
+// symlinked folder, it makes neither uninstall nor install remove
+// anything: both refuse before touching a file.
+func TestACommittedManifestRemovesOnlyWhetstonesFiles(t *testing.T) {
+	theirs := map[string]string{"package.json": "{}\n", "agent/mine.md": "mine\n", "node_modules/x/index.js": "x\n", "plugin/other.ts": "other\n"}
+	for _, verb := range []string{"uninstall", "install"} {
+		for rel, content := range theirs {
+			t.Run(verb+" "+rel, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), ".opencode")
+				for rel, content := range theirs {
+					os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755)
+					os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644)
+				}
+				manifest := `{"version":"x","files":{"` + rel + `":"` + digest([]byte(content)) + `"}}`
+				os.WriteFile(filepath.Join(dir, ManifestName), []byte(manifest), 0o644)
+				var err error
+				if verb == "install" {
+					_, err = Install(dir, "/bin/whetstone")
+				} else {
+					_, _, err = Uninstall(dir)
+				}
+				if err == nil || !strings.Contains(err.Error(), "a path whetstone never writes") {
+					t.Errorf("%s with a manifest naming %s: %v", verb, rel, err)
+				}
+				for rel, content := range theirs {
+					if b, err := os.ReadFile(filepath.Join(dir, rel)); err != nil || string(b) != content {
+						t.Errorf("%s was removed or changed (%v)", rel, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestNoDirectoryRemovedThroughASymlink: a manifest listing
+// skill/whetstone-review among the directories it created, with skill/ a
+// symlink to a folder outside the project: the empty folder there stays.
+func TestNoDirectoryRemovedThroughASymlink(t *testing.T) {
+	base := t.TempDir()
+	dir, elsewhere := filepath.Join(base, "project", ".opencode"), filepath.Join(base, "elsewhere")
+	victim, file := filepath.Join(elsewhere, "whetstone-review"), filepath.Join(elsewhere, "whetstone.md")
+	os.MkdirAll(victim, 0o755)
+	os.WriteFile(file, []byte("mine\n"), 0o644)
+	os.MkdirAll(dir, 0o755)
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "skill")); err != nil {
+		t.Fatal(err)
+	}
+	// os.Remove of a "directory" unlinks a file as well.
+	manifest := `{"version":"x","files":{},"dirs":["skill/whetstone-review","skill/whetstone.md"]}`
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(manifest), 0o644)
+	if _, _, err := Uninstall(dir); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("uninstall through a symlinked skill/: %v", err)
+	}
+	if _, err := os.Lstat(victim); err != nil {
+		t.Errorf("a directory outside the project was removed: %v", err)
+	}
+	if _, err := os.Lstat(file); err != nil {
+		t.Errorf("a file outside the project was removed: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ManifestName)); err != nil {
+		t.Errorf("a refused uninstall removed the manifest: %v", err)
+	}
+}
+
+// TestNoFileWrittenThroughASymlink: a plugin file that is a symlink to a
+// file outside the project is refused; the file it points at is unchanged.
+func TestNoFileWrittenThroughASymlink(t *testing.T) {
+	base := t.TempDir()
+	dir, victim := filepath.Join(base, "project", ".opencode"), filepath.Join(base, "victim.ts")
+	os.MkdirAll(filepath.Join(dir, "plugin"), 0o755)
+	os.WriteFile(victim, []byte("mine\n"), 0o644)
+	if err := os.Symlink(victim, filepath.Join(dir, "plugin", "whetstone.ts")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(dir, "/bin/whetstone"); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("install over a symlinked plugin file: %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "mine\n" {
+		t.Errorf("the file outside the project was written: %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "agent")); !os.IsNotExist(err) {
+		t.Error("a refused install wrote something")
+	}
+}
+
+// TestADirectoryEntryNeverRemovesAFile: a manifest listing files among
+// the directories it created (os.Remove unlinks either) removes none of
+// them: a user's file is not whetstone's to name, and whetstone's own
+// changed plugin is kept.
+func TestADirectoryEntryNeverRemovesAFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".opencode")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte("{}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(`{"version":"x","files":{},"dirs":["package.json"]}`), 0o644)
+	if _, _, err := Uninstall(dir); err == nil || !strings.Contains(err.Error(), "a path whetstone never writes") {
+		t.Errorf("uninstall with package.json among the directories: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "package.json")); err != nil {
+		t.Errorf("package.json was removed: %v", err)
+	}
+
+	if _, err := Install(dir, "/bin/whetstone"); err == nil {
+		t.Fatal("install over a manifest naming package.json")
+	}
+	os.Remove(filepath.Join(dir, ManifestName))
+	if _, err := Install(dir, "/bin/whetstone"); err != nil {
+		t.Fatal(err)
+	}
+	plugin := filepath.Join(dir, "plugin", "whetstone.ts")
+	os.WriteFile(plugin, []byte("// mine\n"), 0o644)
+	b, _ := os.ReadFile(filepath.Join(dir, ManifestName))
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"dirs": [`, `"dirs": ["plugin/whetstone.ts", `, 1)), 0o644)
+	_, kept, err := Uninstall(dir)
+	if err != nil || len(kept) != 1 || kept[0] != plugin {
+		t.Errorf("Uninstall: %v, kept %v, want the changed plugin kept", err, kept)
+	}
+	if b, _ := os.ReadFile(plugin); string(b) != "// mine\n" {
+		t.Errorf("the changed plugin was removed: %q", b)
+	}
+}

@@ -3,6 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
+
+	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
 // rdjson is the Reviewdog Diagnostic Format's DiagnosticResult
@@ -72,13 +75,7 @@ func (r *Report) RDJSON() []byte {
 		case Fixed, Disproved, Withdrawn, PreExisting:
 			continue
 		}
-		msg := "[" + f.ID + " " + f.Severity + "] " + f.Title
-		if f.Description != "" {
-			msg += "\n\n" + f.Description
-		}
-		if f.Suggestion != "" {
-			msg += "\n\nSuggestion: " + f.Suggestion
-		}
+		msg := "[" + review.InlineMD(f.ID) + " " + review.InlineMD(f.Severity) + "] " + message(f)
 		d := rdDiagnostic{Message: msg, Severity: rdSeverity(f), Source: src, Code: &rdCode{Value: ruleID(f)},
 			Location: rdLocation{Path: f.File, Range: rdRange{Start: rdPosition{f.Line}, End: rdPosition{max(f.EndLine, f.Line)}}}}
 		out.Diagnostics = append(out.Diagnostics, d)
@@ -95,6 +92,26 @@ func (r *Report) RDJSON() []byte {
 		panic(err) // plain data only
 	}
 	return escapeInvisible(b.Bytes())
+}
+
+// message is a finding's text for a reader that renders Markdown:
+// reviewdog posts rdjson messages as pull-request comments, and SARIF
+// messages reach the same comments through `reviewdog -f=sarif`. The
+// title is escaped (review.EscapeMD: no link, image, HTML, heading or
+// emphasis, an @mention in a code span); the description and the
+// suggestion, which are prose and may hold code, go into fenced text
+// blocks no line of theirs can close, so a "```suggestion" inside stays
+// text (no "Commit suggestion" button), an image loads nothing and a
+// mention pings no one.
+func message(f Finding) string {
+	parts := []string{review.EscapeMD(f.Title)}
+	if f.Description != "" {
+		parts = append(parts, strings.TrimSuffix(review.FenceMD(f.Description, "text"), "\n"))
+	}
+	if f.Suggestion != "" {
+		parts = append(parts, "Suggestion:", strings.TrimSuffix(review.FenceMD(f.Suggestion, "text"), "\n"))
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 func rank(severity string) int {

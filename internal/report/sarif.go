@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"strings"
+
+	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
 // InformationURI is where the SARIF and rdjson outputs say whetstone lives.
@@ -156,24 +158,17 @@ func (r *Report) SARIF(version string) ([]byte, error) {
 			rule := sarifRule{ID: id, Name: f.Category, ShortDescription: sarifText{categoryHelp[f.Category]},
 				Properties: map[string]any{"tags": []string{f.Category}}}
 			if f.Rule != "" {
-				rule.FullDescription = &sarifText{categoryHelp[f.Category] + " Rule key: " + f.Rule + "."}
+				rule.FullDescription = &sarifText{categoryHelp[f.Category] + " Rule key: " + review.EscapeMD(f.Rule) + "."}
 			}
 			run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, rule)
 		}
-		text := f.Title
-		if f.Description != "" {
-			text += "\n\n" + f.Description
-		}
-		if f.Suggestion != "" {
-			text += "\n\nSuggestion: " + f.Suggestion
-		}
-		res := sarifResult{RuleID: id, RuleIndex: rules[id], Level: level(f.Severity), Message: sarifText{text},
+		res := sarifResult{RuleID: id, RuleIndex: rules[id], Level: level(f.Severity), Message: sarifText{message(f)},
 			Locations:           []sarifLocation{{sarifPhysical{sarifArtifact{uri(f.File)}, sarifRegion{f.Line, max(f.EndLine, f.Line)}}}},
 			PartialFingerprints: map[string]string{"whetstoneFinding/v1": Fingerprint(f)},
 			Properties: map[string]any{"id": f.ID, "severity": f.Severity, "confidence": f.Confidence, "disposition": f.Disposition,
 				"blocking": f.Blocking, "reviewers": f.Reviewers, "tags": []string{f.Category}}}
 		if f.Disposition == Disproved || f.Disposition == Withdrawn || f.Disposition == PreExisting {
-			res.Suppressions = []sarifSuppression{{Kind: "external", Status: "accepted", Justification: f.Reason}}
+			res.Suppressions = []sarifSuppression{{Kind: "external", Status: "accepted", Justification: review.EscapeMD(f.Reason)}}
 		}
 		run.Results = append(run.Results, res)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -96,6 +97,9 @@ func ValidateJSON(data []byte) error {
 		}
 		if f.Line < 1 || f.EndLine < 1 {
 			bad(p+".line", "line and end_line must be at least 1")
+		}
+		if f.Line > math.MaxInt32 || f.EndLine > math.MaxInt32 {
+			bad(p+".line", "line and end_line must be at most %d (got %d and %d)", math.MaxInt32, f.Line, f.EndLine)
 		}
 	}
 	for i, rd := range r.Timeline {

@@ -2,6 +2,7 @@ package review
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -146,13 +147,25 @@ func (c *checker) confidence(o map[string]any, p string) (int, bool) {
 	return n, true
 }
 
+// maxLine is the largest line or column whetstone takes: the formats it
+// writes (SARIF, rdjson, reviewdog) and the clients read lines as int32.
+const maxLine = math.MaxInt32
+
 // line reads a line number: a whole number ≥ 1 within int32, also as a
 // string or with a zero fraction.
 func (c *checker) line(o map[string]any, p, key string) (int, bool) {
 	v := o[key]
 	f, _, ok := parseNumber(v, false)
-	if !ok || f != math.Trunc(f) || f > math.MaxInt32 || f < math.MinInt32 {
+	if !ok || f != math.Trunc(f) {
 		c.add(p+"."+key, "must be an integer (got %s)", shown(v))
+		return 0, false
+	}
+	switch {
+	case f > maxLine:
+		c.add(p+"."+key, "must be at most %d (got %s): no file has that many lines", maxLine, shown(v))
+		return 0, false
+	case f < -maxLine:
+		c.add(p+"."+key, "must be ≥ 1 (got %s)", shown(v))
 		return 0, false
 	}
 	n := int(f)
@@ -207,6 +220,17 @@ type location struct {
 	line, end int    // a line suffix ("a.go:42", "a.go:42-44", "a.go#L42"), 0 when none
 }
 
+// tooLarge reports whether a line suffix names a line or column above
+// maxLine.
+func tooLarge(s string) bool {
+	for _, t := range strings.FieldsFunc(s, func(r rune) bool { return r < '0' || r > '9' }) {
+		if n, err := strconv.ParseUint(t, 10, 64); err != nil || n > maxLine {
+			return true
+		}
+	}
+	return false
+}
+
 // projectPath reads a file a model named as a path relative to the project
 // root, or explains why it has no such reading: absolute paths inside the
 // project (also through a symlinked root: /tmp and /private/tmp), "./a.go",
@@ -238,6 +262,9 @@ func (c *checker) projectPath(exp Expect, file string) (location, string) {
 	// stored form must read the same when checked again.
 	if f, line, end := lineSuffix(clean); line > 0 && !exists(clean) {
 		if _, again, _ := lineSuffix(tidy(f)); again == 0 {
+			if tooLarge(clean[len(f):]) {
+				return loc, fmt.Sprintf("names a line or column above %d (got %s); no file has that many lines", maxLine, quoted(file))
+			}
 			clean, loc.line, loc.end = tidy(f), line, end
 		}
 	}
@@ -274,8 +301,14 @@ func tidy(name string) string {
 // into the file and its lines.
 func lineSuffix(s string) (string, int, int) {
 	num := func(t string) int {
+		if t == "" || strings.Trim(t, "0123456789") != "" {
+			return 0
+		}
 		n, err := strconv.Atoi(t)
-		if err != nil || n < 1 || strings.Trim(t, "0123456789") != "" {
+		if errors.Is(err, strconv.ErrRange) {
+			return math.MaxInt // a number too large: refused by its caller
+		}
+		if err != nil || n < 1 {
 			return 0
 		}
 		return n

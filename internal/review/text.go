@@ -113,9 +113,11 @@ func InlineMD(s string) string { return escapeMD(truncate(CleanLine(s), MaxInlin
 
 // EscapeMD makes s safe as inline Markdown text of any length: CleanLine,
 // then every character CommonMark or GitHub gives a meaning escaped,
-// including those that mean something only at the start of a line. Whatever
-// s holds, the result renders as the text itself: no heading, emphasis, list
-// item, quote, link, image, HTML, code, table cell or strikethrough.
+// including those that mean something only at the start of a line, and
+// an @mention put in a code span. Whatever s holds, the result renders as
+// the text itself: no heading, emphasis, list item, quote, link (bare URLs
+// and "www." included), image, HTML, code, table cell, strikethrough or
+// notification.
 func EscapeMD(s string) string { return escapeMD(CleanLine(s)) }
 
 func escapeMD(s string) string {
@@ -123,6 +125,11 @@ func escapeMD(s string) string {
 	b.Grow(len(s) + len(s)/4)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if n := mention(s, i); n > 0 {
+			b.WriteString("`" + s[i:i+n] + "`")
+			i += n - 1
+			continue
+		}
 		switch c {
 		case '\\', '*', '_', '`', '[', ']', '<', '>', '#', '|', '~', '&':
 			b.WriteByte('\\')
@@ -131,14 +138,38 @@ func escapeMD(s string) string {
 				b.WriteByte('\\')
 			}
 		case '.', ')':
-			// "1." and "1)" open an ordered list at the start of a line.
-			if strings.TrimLeft(s[:i], "0123456789") == "" && i > 0 {
+			// "1." and "1)" open an ordered list at the start of a line;
+			// "www." starts a link GitHub makes by itself.
+			if strings.TrimLeft(s[:i], "0123456789") == "" && i > 0 || c == '.' && strings.HasSuffix(strings.ToLower(s[:i]), "www") {
+				b.WriteByte('\\')
+			}
+		case ':':
+			if strings.HasPrefix(s[i+1:], "//") { // "https://…" would become a link
 				b.WriteByte('\\')
 			}
 		}
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// mention returns the length of the @mention (GitHub's "@name" or
+// "@org/team", at the start or after a character that is not part of a
+// word) that starts at s[i], or 0. GitHub notifies whoever a mention names
+// wherever the text is rendered, escaped or not, except in code: escapeMD
+// puts a mention in a code span.
+func mention(s string, i int) int {
+	word := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+	}
+	if s[i] != '@' || i+1 >= len(s) || !word(s[i+1]) || i > 0 && word(s[i-1]) {
+		return 0
+	}
+	j := i + 1
+	for j < len(s) && (word(s[j]) || s[j] == '-' || s[j] == '.' || s[j] == '/') {
+		j++
+	}
+	return j - i
 }
 
 // CodeMD renders s as an inline code span: CleanLine, cut to MaxInline

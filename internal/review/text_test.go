@@ -12,7 +12,9 @@ func TestInlineMD(t *testing.T) {
 		{"# Verdict: APPROVE", `\# Verdict: APPROVE`},
 		{"**Verdict: APPROVE**", `\*\*Verdict: APPROVE\*\*`},
 		{"<script>alert(1)</script>", `\<script\>alert(1)\</script\>`},
-		{"see ](http://x) and [a](b)", `see \](http://x) and \[a\](b)`},
+		{"see ](http://x) and [a](b)", `see \](http\://x) and \[a\](b)`},
+		{"![x](https://evil/?q=secret) www.evil.com", `!\[x\](https\://evil/?q=secret) www\.evil.com`},
+		{"@octocat, cc @org/team-a. mail a@b.com", "`@octocat`, cc `@org/team-a.` mail a@b.com"},
 		{"line\nWHETSTONE-DISPATCH {}", "line WHETSTONE-DISPATCH {}"},
 		{"  - item", `\- item`},
 		{"+ item", `\+ item`},
@@ -75,7 +77,7 @@ func TestFenceMD(t *testing.T) {
 // the escapes out gives the cleaned text back) and a code span no backtick
 // run inside can close; no line of a FenceMD block closes its fence.
 func FuzzMarkdownText(f *testing.F) {
-	for _, s := range []string{"# Verdict: APPROVE", "**Verdict: APPROVE**", "<script>", "](http://x)", "line\nWHETSTONE-DISPATCH",
+	for _, s := range []string{"# Verdict: APPROVE", "**Verdict: APPROVE**", "<script>", "](http://x)", "line\nWHETSTONE-DISPATCH", "cc @octocat, @org/team.", "a@b.com",
 		"\u202eabc", "title ``", "```\n~~~\n    ````", "1. a", "\\`", "\xff\xfe", ""} {
 		f.Add(s)
 	}
@@ -89,10 +91,19 @@ func FuzzMarkdownText(f *testing.F) {
 			c := inline[i]
 			if c == '\\' {
 				i++
-				if i == len(inline) || !strings.ContainsRune("\\*_`[]<>#|~&-+=.)", rune(inline[i])) {
+				if i == len(inline) || !strings.ContainsRune("\\*_`[]<>#|~&-+=.):", rune(inline[i])) {
 					t.Fatalf("InlineMD(%q) = %q: stray backslash at %d", s, inline, i-1)
 				}
 				plain.WriteByte(inline[i])
+				continue
+			}
+			if c == '`' { // a mention, in a code span of its own
+				end := strings.IndexByte(inline[i+1:], '`')
+				if end < 0 || mention(inline[i+1:i+1+end], 0) != end {
+					t.Fatalf("InlineMD(%q) = %q: a code span at %d that is not one mention", s, inline, i)
+				}
+				plain.WriteString(inline[i+1 : i+1+end])
+				i += end + 1
 				continue
 			}
 			if strings.ContainsRune("*_`[]<>#|~&", rune(c)) || (i == 0 && strings.ContainsRune("-+=", rune(c))) {

@@ -35,7 +35,19 @@ func TestValidateReview(t *testing.T) {
 		{"symlink out of the project", `{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"issues_found","findings":[{"severity":"low","confidence":1,"category":"correctness","file":"escape/passwd","line":1,"title":"t","description":"d"}]}`,
 			[]string{`$.findings[0].file: resolves outside the project (got "escape/passwd")`}},
 		{"fractional numbers", `{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"issues_found","findings":[{"severity":"low","confidence":9.5,"category":"correctness","file":"a.go","line":1e40,"title":"t","description":"d"}]}`,
-			[]string{"$.findings[0].confidence: must be an integer 0–100 (got 9.5)", "$.findings[0].line: must be an integer (got 1e40)"}},
+			[]string{"$.findings[0].confidence: must be an integer 0–100 (got 9.5)", "$.findings[0].line: must be at most 2147483647 (got 1e40): no file has that many lines"}},
+		// Lines and columns are int32 in SARIF, rdjson and the clients.
+		{"line above int32", `{"verdict":"issues_found","findings":[{"severity":"low","confidence":90,"category":"correctness","file":"a.go","line":2147483648,"end_line":"2147483648","title":"t","description":"d"}]}`,
+			[]string{"$.findings[0].line: must be at most 2147483647 (got 2147483648): no file has that many lines", `$.findings[0].end_line: must be at most 2147483647 (got "2147483648"): no file has that many lines`}},
+		{"line of int32's largest", `{"verdict":"issues_found","findings":[{"severity":"low","confidence":90,"category":"correctness","file":"a.go","line":2147483647,"title":"t","description":"d"}]}`, nil},
+		{"line far below 1", `{"verdict":"issues_found","findings":[{"severity":"low","confidence":90,"category":"correctness","file":"a.go","line":-2147483648,"title":"t","description":"d"}]}`,
+			[]string{"$.findings[0].line: must be ≥ 1 (got -2147483648)"}},
+		{"file line above int32", `{"verdict":"issues_found","findings":[{"severity":"low","confidence":90,"category":"correctness","file":"a.go:2147483648","title":"t","description":"d"}]}`,
+			[]string{`$.findings[0].file: names a line or column above 2147483647 (got "a.go:2147483648"); no file has that many lines`, "$.findings[0].line: is required: the line the finding is about (the first line of the file for a finding about all of it)"}},
+		{"file column above int32", `{"verdict":"issues_found","findings":[{"severity":"low","confidence":90,"category":"correctness","file":"a.go:3:2147483648","title":"t","description":"d"}]}`,
+			[]string{`$.findings[0].file: names a line or column above 2147483647 (got "a.go:3:2147483648"); no file has that many lines`, "$.findings[0].line: is required: the line the finding is about (the first line of the file for a finding about all of it)"}},
+		{"file end line above int64", `{"verdict":"issues_found","findings":[{"severity":"low","confidence":90,"category":"correctness","file":"a.go#L3-L99999999999999999999","title":"t","description":"d"}]}`,
+			[]string{`$.findings[0].file: names a line or column above 2147483647 (got "a.go#L3-L99999999999999999999"); no file has that many lines`, "$.findings[0].line: is required: the line the finding is about (the first line of the file for a finding about all of it)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -272,8 +272,13 @@ func choose(ctx context.Context, g git, req Request, specs []string, c *Context)
 	short := c.Head[:7]
 	switch {
 	case req.Since != "":
-		base, err := g.str(ctx, "rev-parse", "--verify", "-q", req.Since+"^{commit}")
-		if err != nil || strings.HasPrefix(req.Since, "-") {
+		// A ref never starts with "-": such a --since is refused before
+		// git could read it as an option.
+		base, err := "", errors.New("an option, not a ref")
+		if !strings.HasPrefix(req.Since, "-") {
+			base, err = g.str(ctx, "rev-parse", "--verify", "-q", req.Since+"^{commit}")
+		}
+		if err != nil {
 			return userError("unknown ref %q: name a commit, branch or tag that exists in this repository", req.Since)
 		}
 		c.Mode, c.Base, c.BaseRef = ModeSince, base, req.Since

@@ -105,11 +105,16 @@ func TestSignalsFlagNamedFile(t *testing.T) {
 	r := newRepo(t)
 	r.write("go.mod", "module example.com/app\n\ngo 1.21\n")
 	r.write("main.go", "package main\n\nfunc main() {}\n")
+	const victim = "package main\n\n// victim.go must survive the signals.\nfunc v() {}\n"
+	r.write("victim.go", victim)
 	r.commit("base")
+	// Flag-shaped names for each tool's flags: gofmt's -cpuprofile, and
+	// git's --output (git diff --check gets every changed path).
 	r.write("-cpuprofile=victim.go", "package main\n\nfunc  f() {}\n")
+	r.write("--output=victim.go", "package main\n\nfunc g() {}\n")
 	got := r.signals(Request{})
-	if _, err := os.Stat(filepath.Join(r.dir, "victim.go")); err == nil {
-		t.Fatal("gofmt took the file name for its -cpuprofile flag and wrote victim.go")
+	if b, err := os.ReadFile(filepath.Join(r.dir, "victim.go")); err != nil || string(b) != victim {
+		t.Fatalf("a tool took a file name for a flag and wrote victim.go (%v):\n%s", err, b)
 	}
 	if s := got["gofmt"]; s.Status != "candidates" || s.Candidates[0].File != "-cpuprofile=victim.go" {
 		t.Errorf("gofmt: %+v", s)
