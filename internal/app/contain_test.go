@@ -390,3 +390,32 @@ func TestOpenCodeBashIsRewritten(t *testing.T) {
 		untouched(t, got, keyDir, before, root)
 	}
 }
+
+// TestReviewerCoverprofileRunsAndLeavesNothing: a reviewer's go test
+// -coverprofile=c.out, which writes into the project, runs in the sandbox
+// in every mode (the parser alone refuses it to read-only agents) and
+// leaves no c.out behind.
+func TestReviewerCoverprofileRunsAndLeavesNothing(t *testing.T) {
+	keyDir := containKeyDir(t)
+	a := containApp(t, keyDir, true)
+	const session = "c5000000-0000-4000-8000-000000000005"
+	root, _ := containProject(t, a, session, "/whetstone:review", `{"pre_existing_blocks": true}`)
+	before := tree(t, root)
+	for _, mode := range []string{"default", "acceptEdits", "bypassPermissions"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := "go test -count=1 -coverprofile=c.out ./... && ls -l c.out"
+			out := runHook(t, a, "pre-tool-use", bashPayload(t, session, root, "whetstone:witness", mode, cmd))
+			got, code := bash(t, root, rewritten(t, out, cmd, sandbox.Decision("claude-code", mode)))
+			if code != 0 || !strings.Contains(got, "coverage:") || !strings.Contains(got, "c.out") {
+				t.Fatalf("go test -coverprofile did not run in the sandbox (exit %d):\n%s", code, got)
+			}
+			untouched(t, got, keyDir, before, root)
+		})
+	}
+	// Without a sandbox the parser's own refusal stands: it names the write.
+	b := containApp(t, keyDir, false)
+	out := runHook(t, b, "pre-tool-use", bashPayload(t, session, root, "whetstone:witness", "default", "go test -coverprofile=c.out ./..."))
+	if reason := gjson.GetBytes(out, "hookSpecificOutput.permissionDecisionReason").String(); !strings.Contains(reason, "is read-only and may not run this") {
+		t.Errorf("without a sandbox, want the parser's refusal; got %s", out)
+	}
+}

@@ -270,7 +270,7 @@ func (a *App) contain(g gate, p hook.Payload, cmd string, pol shell.Policy, reas
 	if setting == sandboxOff {
 		return nil
 	}
-	code := reason == "" && shell.RunsCode(cmd, pol)
+	code := runsCode(cmd, pol, reason)
 	whole := pol.Mode == shell.ReadOnly && rewritesAll(p) && keyUnnamed(cmd, g.protected)
 	if !code && !whole {
 		return nil
@@ -283,10 +283,27 @@ func (a *App) contain(g gate, p hook.Payload, cmd string, pol shell.Policy, reas
 		return nil // the parser decides a line that runs no code
 	case ok:
 		return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only in its sandbox, and only the Bash tool's commands can be sandboxed; run it with the Bash tool.", g.id, quote(cmd)))
-	case setting == sandboxIfAvailable:
-		return nil
+	case setting == sandboxIfAvailable || reason != "":
+		return nil // the parser decides
 	}
 	return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only inside a bubblewrap sandbox and there is none here (%s); %s", g.id, quote(cmd), noSandbox(), getSandbox))
+}
+
+// runsCode reports whether cmd runs the project's code and, in the
+// sandbox, would do nothing else that lasts: a line the parser allows
+// that needs a verification command, or a read-only agent's line the
+// parser refuses but would allow the fixer, such as go test
+// -coverprofile=c.out, whose writes inside the project vanish with the
+// sandbox.
+func runsCode(cmd string, pol shell.Policy, reason string) bool {
+	if reason == "" {
+		return shell.RunsCode(cmd, pol)
+	}
+	if pol.Mode != shell.ReadOnly {
+		return false
+	}
+	pol.Mode = shell.Fixer
+	return shell.Check(cmd, pol) == "" && shell.RunsCode(cmd, pol)
 }
 
 // getSandbox says how to get the sandbox, or do without it.
