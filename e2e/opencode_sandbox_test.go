@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"maps"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,5 +128,70 @@ func TestOpenCodeSandboxRewrite(t *testing.T) {
 	}
 	if !strings.Contains(r.read("calc.go"), "for i := 0;") {
 		t.Errorf("the fixer's edit is missing: %s", r.read("calc.go"))
+	}
+}
+
+// TestOpenCodeGateFailsClosed: a pre-tool-use that gives no answer denies
+// the call in the real OpenCode. The binary always answers the plugin's
+// pre-tool-use with a JSON object ({} for no objection), so a binary that
+// prints nothing (an older one), prints something else or crashes is a
+// failure: the plugin refuses the call and says why. A stand-in binary
+// fails one way per command.
+func TestOpenCodeGateFailsClosed(t *testing.T) {
+	t.Parallel()
+	e := setupOpenCode(t)
+	r := newRepo(t, baseFiles, changedFiles)
+	cmds := map[string]string{ // command → how the stand-in fails, and what the model is told
+		"echo a > a.txt": "whetstone gave no answer for this call (empty output",
+		"echo b > b.txt": "whetstone could not check this call (exit 1): boom",
+		"echo c > c.txt": "whetstone gave no answer for this call (not a JSON object",
+	}
+	order := slices.Sorted(maps.Keys(cmds))
+	stub := filepath.Join(t.TempDir(), "whetstone")
+	script := `#!/bin/sh
+[ "$1 $2" = "hook pre-tool-use" ] || exit 0
+case $(cat) in
+*'echo b'*) echo boom >&2; exit 1 ;;
+*'echo c'*) echo 'oops' ;;
+esac
+`
+	if err := os.WriteFile(stub, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newOpenCodeHome(t, e, r, func(req *fakemodel.Request) fakemodel.Reply {
+		if req.IsTitle() {
+			return fakemodel.Say("Gate")
+		}
+		if n := req.AssistantTurns(); n < len(order) {
+			return fakemodel.Call(fakemodel.ToolUse("bash", map[string]any{"command": order[n], "description": "write"}))
+		}
+		return fakemodel.Say("Done.")
+	})
+	s.install()
+	s.extra = append(s.extra, "WHETSTONE_BIN="+stub)
+	s.writeConfig(nil)
+	s.run("Write the files.")
+
+	results := map[string]string{}
+	for _, req := range s.calls() {
+		for _, u := range req.ToolUses() {
+			if res, ok := req.ToolResult(u.ID); ok {
+				for _, c := range order {
+					if strings.Contains(string(u.Input), c) {
+						results[c] = res.AllText()
+					}
+				}
+			}
+		}
+	}
+	for _, c := range order {
+		if !strings.Contains(results[c], cmds[c]) {
+			t.Errorf("%q: want the plugin's refusal %q, got %q", c, cmds[c], results[c])
+		}
+	}
+	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
+		if r.exists(f) {
+			t.Errorf("%s was written: the call ran without whetstone's answer", f)
+		}
 	}
 }
