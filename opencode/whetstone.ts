@@ -28,7 +28,9 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   const MAX_REPROMPTS = 8 // consecutive Stop re-prompts of a root session without a finished task
 
   type Info = { parentID?: string; agent?: string }
-  type Answer = { exit: number; stdout: string; stderr: string; json: any }
+  // json is the answer's object ({} when stdout held none); answered says
+  // whether stdout held a JSON object at all.
+  type Answer = { exit: number; stdout: string; stderr: string; json: any; answered: boolean }
 
   // One copy per project directory: a second copy of this plugin (the npm
   // package and an installed file) would run every hook twice. The first
@@ -52,6 +54,8 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   // What whetstone answered a skill call with (the run's start and first
   // instructions), by call id, for the call's result.
   const skillContext = new Map<string, string>()
+  // The original command of each bash call whetstone rewrote, by call id.
+  const rewritten = new Map<string, string>()
   // Child sessions that were given their task (subagent-start's context).
   const briefed = new Set<string>()
   const bin = findBinary()
@@ -86,15 +90,18 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
 
   function decode(exit: number, stdout: string, stderr: string): Answer {
     let json: any = {}
+    let answered = false
     const out = stdout.trim()
     if (out.startsWith("{")) {
       try {
         json = JSON.parse(out)
+        answered = typeof json === "object" && json !== null && !Array.isArray(json)
+        if (!answered) json = {}
       } catch {
         json = {}
       }
     }
-    return { exit, stdout: out, stderr: stderr.trim(), json }
+    return { exit, stdout: out, stderr: stderr.trim(), json, answered }
   }
 
   // run hands one event to the binary: its stdin is the payload, its answer
@@ -133,15 +140,21 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     return event === "subagent-start" ? 60_000 : 120_000
   }
 
-  // blocked is the reason of a block or a deny, or undefined. A gate that
-  // failed or timed out denies (fails closed); any other hook that failed
-  // lets the action go on, as in Claude Code.
+  // blocked is the reason of a block or a deny, or undefined. A gate
+  // (pre-tool-use) fails closed: the binary answers every call it is given
+  // with a JSON object ({} for no objection), so a crash, a timeout, an
+  // empty or unparseable answer denies; any other hook that failed lets
+  // the action go on, as in Claude Code. With no binary at all there is
+  // nothing to ask: no run can have started, and the plugin enforces
+  // nothing (said once at start-up).
   function blocked(a: Answer | undefined, gate = false): string | undefined {
     if (!a) return undefined
     if (a.exit === 2) return a.stderr || "blocked by whetstone"
     const s = a.json.hookSpecificOutput
     if (a.json.decision === "block" || s?.permissionDecision === "deny") return a.json.reason || s?.permissionDecisionReason || "blocked by whetstone"
-    if (a.exit !== 0 && gate) return `whetstone could not check this call (exit ${a.exit}): ${a.stderr}`
+    if (!gate) return undefined
+    if (a.exit !== 0) return `whetstone could not check this call (exit ${a.exit}): ${a.stderr || "no message"}`
+    if (!a.answered) return `whetstone gave no answer for this call (${a.stdout ? "not a JSON object" : "empty output"}; is ${bin} older than this plugin?): ${a.stderr || "no message"}`
     return undefined
   }
 
@@ -229,7 +242,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     // opencode/skill) itself; files of the same names in a config dir
     // (whetstone install opencode) win.
     config: async (config: any) => {
-      if (INSTALLED_BIN) return
+      if (INSTALLED_BIN) return keepUserDenies(config)
       const dir = path.join(root, "opencode")
       if (existsSync(path.join(dir, "skill", SKILL, "SKILL.md"))) {
         config.skills ??= {}
@@ -251,6 +264,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       const c = readDefinition(path.join(dir, "command", COMMAND + ".md"))
       config.command ??= {}
       if (c && !config.command[COMMAND]) config.command[COMMAND] = { description: c.front.description, template: c.body }
+      keepUserDenies(config)
     },
 
     event: async ({ event }) => {
@@ -342,9 +356,20 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     },
 
     "tool.execute.before": async (input, output) => {
-      const a = await run("pre-tool-use", await payload("PreToolUse", input.sessionID, { tool_name: input.tool, tool_input: output.args }))
+      const a = await run("pre-tool-use", await payload("PreToolUse", input.sessionID, { tool_name: input.tool, tool_input: output.args ?? {} }))
       const reason = blocked(a, true)
       if (reason) throw new Error(reason)
+      // The binary's rewrite of a bash call (the command run in the
+      // sandbox): the new command replaces the old one in place (OpenCode
+      // runs the mutated args; reassigning output.args has no effect), the
+      // call's other fields stay. OpenCode's own permission check, which
+      // comes after this hook, judges the rewritten line (docs/opencode.md).
+      const updated = a?.json.hookSpecificOutput?.updatedInput
+      if (updated !== undefined) {
+        if (input.tool !== "bash" || typeof updated?.command !== "string" || !output.args) throw new Error(`whetstone answered this ${input.tool} call with a rewrite the plugin cannot apply`)
+        rewritten.set(input.callID, output.args.command)
+        output.args.command = updated.command
+      }
       // Loading the review skill starts (or resumes) the session's run:
       // whetstone's start message and first instructions follow the skill's
       // content in the call's result.
@@ -353,6 +378,15 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     },
 
     "tool.execute.after": async (input, output) => {
+      // A rewritten call is titled with the command the model wrote: the
+      // stored input (what the TUI prints under the title, and what the
+      // model sees of its own call from now on) keeps the bwrap line, and
+      // changing it here has no effect.
+      const original = rewritten.get(input.callID)
+      if (original !== undefined) {
+        rewritten.delete(input.callID)
+        output.title = `${original} (whetstone sandbox)`
+      }
       if (input.tool === "skill") {
         const text = skillContext.get(input.callID)
         skillContext.delete(input.callID)
@@ -382,6 +416,27 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       const text = context(a)
       if (text) output.output += `\n\n${text}`
     },
+  }
+
+  // keepUserDenies keeps the user's own bash deny rules in force for
+  // whetstone's agents. Their `bash: allow` (so that `opencode run`, which
+  // rejects asks, can run their commands) comes after the user's rules, and
+  // OpenCode's last matching rule wins: without this a global
+  // `"rm *": "deny"` would not stop whetstone-fixer's `rm`. The user's deny
+  // rules are appended after the agent's allow; a bash denied outright
+  // stays denied. The user's ask rules are not: an ask is a refusal under
+  // `opencode run` (docs/opencode.md).
+  function keepUserDenies(config: any) {
+    const bash = config.permission === "deny" ? "deny" : config.permission?.bash
+    const denies: Record<string, string> = {}
+    if (bash === "deny") denies["*"] = "deny"
+    else if (bash && typeof bash === "object") for (const [p, a] of Object.entries(bash)) if (a === "deny") denies[p] = "deny"
+    if (Object.keys(denies).length === 0) return
+    for (const [name, agent] of Object.entries<any>(config.agent ?? {})) {
+      const own = agent?.permission?.bash
+      if (!name.startsWith("whetstone-") || own === undefined || own === "deny") continue
+      agent.permission.bash = denies["*"] ? "deny" : { ...(typeof own === "string" ? { "*": own } : own), ...denies }
+    }
   }
 
   // textPart is whetstone's text added to the message that holds part

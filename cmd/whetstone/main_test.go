@@ -69,15 +69,18 @@ func TestScripts(t *testing.T) {
 
 // cmdPayload writes a hook payload: a captured fixture with fields replaced.
 //
-//	payload OUT FIXTURE [path=value | path=@file | path:=json]...
+//	payload OUT FIXTURE [path=value | path=@file | path:=json | path:=@file]...
 func cmdPayload(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: payload OUT FIXTURE [path=value|path=@file|path:=json]...")
+		ts.Fatalf("usage: payload OUT FIXTURE [path=value|path=@file|path:=json|path:=@file]...")
 	}
 	data, err := os.ReadFile(filepath.Join(ts.Getenv("FIXTURES"), args[1]))
 	ts.Check(err)
 	for _, kv := range args[2:] {
 		if k, v, ok := strings.Cut(kv, ":="); ok {
+			if file, ok := strings.CutPrefix(v, "@"); ok {
+				v = strings.TrimSpace(ts.ReadFile(file))
+			}
 			data, err = sjson.SetRawBytes(data, k, []byte(v))
 			ts.Check(err)
 			continue

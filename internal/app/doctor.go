@@ -49,7 +49,7 @@ func (a *App) Doctor(dir string) []Check {
 	root := pluginRoot(a.Getenv)
 	checks := []Check{versionCheck(root), pluginCheck(root), goCheck(root)}
 	checks = append(checks, clientChecks()...)
-	checks = append(checks, a.sandboxCheck(), a.keyCheck(FindRoot(dir)), writeCheck(FindRoot(dir)), gitCheck(dir))
+	checks = append(checks, a.sandboxCheck(FindRoot(dir)), a.keyCheck(FindRoot(dir)), writeCheck(FindRoot(dir)), gitCheck(dir))
 	return checks
 }
 
@@ -288,24 +288,43 @@ func clientChecks() []Check {
 	return checks
 }
 
-func (a *App) sandboxCheck() Check {
+// sandboxCheck says whether the sandbox works here and, with the
+// project's whetstone.json, what happens during a run to the commands that
+// run the project's code: sandboxed, refused, or run unsandboxed.
+func (a *App) sandboxCheck(root string) Check {
 	c := Check{Name: "sandbox", Level: OK}
-	if runtime.GOOS != "linux" {
-		c.Detail = "bubblewrap is Linux only; read-only agents' shell commands are checked by the parser gate alone"
-		return c
+	setting := sandboxAuto
+	if f, err := config.Load(root); err == nil && f.Sandbox != "" {
+		setting = f.Sandbox
 	}
-	if bwrap, ok := a.sandbox(); ok {
-		c.Detail = "bubblewrap works (" + bwrap + ")"
+	bwrap, ok := a.sandbox()
+	switch {
+	case ok && setting == sandboxOff:
+		c.Level = Warn
+		c.Detail = "bubblewrap works (" + bwrap + "), but whetstone.json says \"sandbox\": \"off\": agents' tests, builds and verification commands run unsandboxed during a run"
+		c.Fix = "remove \"sandbox\": \"off\" from whetstone.json, see docs/sandbox.md"
+		return c
+	case ok:
+		c.Detail = "bubblewrap works (" + bwrap + "): agents' tests, builds and verification commands run in the sandbox during a run"
 		return c
 	}
 	c.Level = Warn
-	if path, err := exec.LookPath("bwrap"); err == nil {
-		c.Detail = "bubblewrap at " + path + " cannot sandbox here (user namespaces disabled?); read-only agents' shell commands are checked by the parser gate alone"
-		c.Fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor bwrap profile), see docs/sandbox.md"
-	} else {
-		c.Detail = "bubblewrap (bwrap) not found on PATH; read-only agents' shell commands are checked by the parser gate alone"
-		c.Fix = "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap), see docs/sandbox.md"
+	why := noSandbox()
+	switch {
+	case runtime.GOOS != "linux":
+		c.Fix = "run whetstone on Linux with bubblewrap for the sandbox"
+	case why == "bwrap is not on PATH":
+		c.Fix = "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap)"
+	default:
+		c.Fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor bwrap profile)"
 	}
+	c.Fix += ", see docs/sandbox.md"
+	if setting == sandboxAuto {
+		c.Detail = "no sandbox here (" + why + "): during a run, agents' tests, builds and verification commands are refused"
+		c.Fix += "; or set \"sandbox\": \"if-available\" in whetstone.json to run them unsandboxed"
+		return c
+	}
+	c.Detail = fmt.Sprintf("no sandbox here (%s): whetstone.json says \"sandbox\": %q, so agents' tests, builds and verification commands run unsandboxed during a run", why, setting)
 	return c
 }
 

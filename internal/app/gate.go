@@ -3,7 +3,9 @@ package app
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -245,9 +247,11 @@ func ownedPath(root, path string) string {
 	return ""
 }
 
-// shellGate judges a command line. Read-only callers run it in the
-// sandbox when one is available (its writes vanish); otherwise, and for the
-// fixer, the parser's default-deny rules decide.
+// shellGate judges a command line: the parser's default-deny rules, then
+// containment. A command that runs the project's code (shell.RunsCode) runs
+// only inside the sandbox, for every agent; a read-only agent's whole line
+// does where the client runs a rewritten line under the user's own rules
+// alone (contain).
 func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 	cmd := p.ToolInput.Get("command").String()
 	if cmd == "" {
@@ -271,10 +275,8 @@ func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 		pol.Mode = shell.Fixer
 	}
 	reason := shell.Check(cmd, pol)
-	if pol.Mode == shell.ReadOnly && p.ToolName == "Bash" && gjson.GetBytes(g.state, "settings.sandbox").String() != "off" {
-		if resp := a.sandboxed(g, p, cmd, pol, reason); resp != nil {
-			return resp
-		}
+	if resp := a.contain(g, p, cmd, pol, reason); resp != nil {
+		return resp
 	}
 	if reason == "" {
 		return nil
@@ -300,32 +302,110 @@ func (g gate) cwd(dir string, strict bool) (string, bool) {
 	return g.root, !strict
 }
 
-// sandboxed rewrites a read-only caller's command to run under bubblewrap,
-// or returns nil when there is no sandbox here, the session is not in
-// bypassPermissions mode (a rewrite would need approval nobody gave, or
-// skip approvals the user wants), or the command must be denied anyway:
-// naming whetstone's key is refused even in the sandbox.
-func (a *App) sandboxed(g gate, p hook.Payload, cmd string, pol shell.Policy, reason string) *hook.Response {
-	if !sandbox.RewriteInMode(p.PermissionMode) || (reason != "" && !keyUnnamed(cmd, g.protected)) {
+// Values of whetstone.json's "sandbox" (config.File.Sandbox).
+const (
+	sandboxAuto        = "auto"         // code runs only in the sandbox; without one it is refused
+	sandboxIfAvailable = "if-available" // code runs in the sandbox where one works, unsandboxed elsewhere
+	sandboxOff         = "off"          // never rewrite: the parser alone, code runs unsandboxed
+)
+
+// contain answers a command that must or may run in the sandbox, or returns
+// nil when the parser's verdict stands. It must when the parser allows it
+// and it runs the project's code; a read-only agent's whole line, even one
+// the parser refuses, may when the client applies only the user's deny and
+// ask rules to the rewritten line (rewritesAll). Naming whetstone's key is
+// refused even in the sandbox. Where no sandbox works, code is refused with
+// one sentence unless whetstone.json opts in.
+func (a *App) contain(g gate, p hook.Payload, cmd string, pol shell.Policy, reason string) *hook.Response {
+	setting := gjson.GetBytes(g.state, "settings.sandbox").String()
+	if setting == sandboxOff {
+		return nil
+	}
+	code := runsCode(cmd, pol, reason)
+	whole := pol.Mode == shell.ReadOnly && rewritesAll(p) && keyUnnamed(cmd, g.protected)
+	if !code && !whole {
 		return nil
 	}
 	bwrap, ok := a.sandbox()
-	if !ok {
-		return nil
+	switch {
+	case ok && p.ToolName == "Bash":
+		return a.sandboxed(g, p, bwrap, cmd, pol.Cwd)
+	case !code:
+		return nil // the parser decides a line that runs no code
+	case ok:
+		return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only in its sandbox, and only the Bash tool's commands can be sandboxed; run it with the Bash tool.", g.id, quote(cmd)))
+	case setting == sandboxIfAvailable || reason != "":
+		return nil // the parser decides
 	}
+	return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only inside a bubblewrap sandbox and there is none here (%s); %s", g.id, quote(cmd), noSandbox(), getSandbox))
+}
+
+// runsCode reports whether cmd runs the project's code and, in the
+// sandbox, would do nothing else that lasts: a line the parser allows
+// that needs a verification command, or a read-only agent's line the
+// parser refuses but would allow the fixer, such as go test
+// -coverprofile=c.out, whose writes inside the project vanish with the
+// sandbox.
+func runsCode(cmd string, pol shell.Policy, reason string) bool {
+	if reason == "" {
+		return shell.RunsCode(cmd, pol)
+	}
+	if pol.Mode != shell.ReadOnly {
+		return false
+	}
+	pol.Mode = shell.Fixer
+	return shell.Check(cmd, pol) == "" && shell.RunsCode(cmd, pol)
+}
+
+// getSandbox says how to get the sandbox, or do without it.
+const getSandbox = "install bubblewrap on Linux (docs/sandbox.md; `whetstone doctor` says what is missing), or set \"sandbox\": \"if-available\" in whetstone.json to let code run unsandboxed where there is no sandbox."
+
+// noSandbox says why there is no sandbox on this machine, in a few words.
+func noSandbox() string {
+	if runtime.GOOS != "linux" {
+		return "bubblewrap is Linux only"
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		return "bwrap is not on PATH"
+	}
+	return "bwrap cannot create its namespaces"
+}
+
+// quote shortens a command for a sentence.
+func quote(cmd string) string {
+	const max = 60
+	cmd = strings.TrimSpace(cmd)
+	if r := []rune(cmd); len(r) > max {
+		cmd = string(r[:max-1]) + "…"
+	}
+	return fmt.Sprintf("%q", cmd)
+}
+
+// rewritesAll reports whether a read-only agent's whole line runs in the
+// sandbox, not only the part that runs code: in OpenCode, which has no
+// permission mode and whose plugin applies the rewrite, and in Claude
+// Code's bypassPermissions mode, where the rewritten line is checked
+// against the user's deny and ask rules only (docs/sandbox.md).
+func rewritesAll(p hook.Payload) bool {
+	return p.Client == hook.OpenCode || sandbox.RewriteInMode(p.PermissionMode)
+}
+
+// sandboxed answers with the command rewritten to run under bubblewrap,
+// with the permission decision the client's mode calls for.
+func (a *App) sandboxed(g gate, p hook.Payload, bwrap, cmd, cwd string) *hook.Response {
 	var hide []string // the key's directory, as named and resolved
 	if len(g.protected) > 1 {
 		hide = g.protected[1:]
 	}
-	wrapped := sandbox.Wrap(bwrap, cmd, sandbox.Options{Root: g.root, Cwd: pol.Cwd, Hide: hide, Env: a.Getenv})
+	wrapped := sandbox.Wrap(bwrap, cmd, sandbox.Options{Root: g.root, Cwd: cwd, Hide: hide, Env: a.Getenv})
 	input, err := sjson.SetBytes([]byte(p.ToolInput.Raw), "command", wrapped)
 	if err != nil {
-		return nil
+		return hook.Deny(fmt.Sprintf("whetstone run %s: cannot rewrite this %s call to run in the sandbox (%v).", g.id, p.ToolName, err))
 	}
-	return hook.Rewrite(sandboxDecision, "", input)
+	return hook.Rewrite(sandbox.Decision(p.Client, p.PermissionMode), "", input)
 }
 
-// sandboxable reports whether text (a command the parser refused, or any
+// keyUnnamed reports whether text (a command the parser refused, or any
 // tool input) leaves whetstone's key unnamed, compared case-insensitively;
 // the sandbox hides the key's directory too, for names the text does not
 // show.
@@ -338,10 +418,3 @@ func keyUnnamed(text string, protected []string) bool {
 	}
 	return true
 }
-
-// sandboxDecision is the permission decision sent with a sandboxed
-// command: none, so the user's deny and ask rules still apply (they see the
-// original command too, after the wrapper's exit). Claude Code runs a
-// rewritten command without asking only in bypassPermissions mode, the only
-// mode in which whetstone rewrites (docs/sandbox.md).
-const sandboxDecision = ""

@@ -16,6 +16,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
@@ -69,17 +70,123 @@ func openCodeText(s string) string {
 	return openCodeWords()(s)
 }
 
-func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
-	// Claude Code runs every hook in the session's launch directory, also for
-	// subagents; the payload's cwd follows the Bash tool's cd, so it is only
-	// the fallback.
-	cwd, err := os.Getwd()
+// PreToolUse answers a pre-tool-use payload as read (bad is the error
+// reading or decoding it), and fails closed: a call whetstone cannot read,
+// decode or judge is denied whenever its session has a run in progress
+// (the session id is peeked before the full decode), or, when the payload
+// names no readable session, whenever any run of the project is in
+// progress. Outside a run such a call passes, as every call does.
+// OpenCode's plugin is always answered with a JSON object, {} for no
+// objection, so that an empty answer is a failure it can deny
+// (docs/opencode.md); Claude Code's keeps the empty one.
+func (a *App) PreToolUse(p hook.Payload, bad error) (resp *hook.Response) {
+	session, client := hook.Peek(p.Raw)
+	defer func() {
+		if v := recover(); v != nil {
+			resp = hook.Deny(fmt.Sprintf("whetstone failed while checking this call (%v); nothing runs until that is fixed (`whetstone status`)", v))
+		}
+		if client == hook.OpenCode {
+			if resp == nil {
+				resp = &hook.Response{}
+			}
+			resp.MapText(openCodeText)
+		}
+	}()
+	if bad == nil {
+		bad = hook.CheckToolCall(p)
+	}
+	if bad != nil {
+		if a.Stderr != nil {
+			fmt.Fprintf(a.Stderr, "whetstone: hook pre-tool-use: %v\n", bad)
+		}
+		return a.unjudged(p.Cwd, session, bad)
+	}
+	resp, err := a.answer("pre-tool-use", p)
 	if err != nil {
-		if cwd = p.Cwd; !filepath.IsAbs(cwd) {
-			return nil, fmt.Errorf("find the project: %w", err)
+		// A session's run is known by now: a gate that cannot decide
+		// denies (hooks.json also blocks on a gate's failure or timeout).
+		return hook.Deny(fmt.Sprintf("whetstone could not check this call (%v); nothing runs until that is fixed (`whetstone status`)", err))
+	}
+	return resp
+}
+
+// unjudged answers a tool call whetstone could not decode or judge (why):
+// denied while the session's run, or with no session to tell, any run of
+// the project, is in progress; nil otherwise.
+func (a *App) unjudged(cwd, session string, why error) *hook.Response {
+	proj, err := hookProject(cwd)
+	if err != nil {
+		return hook.Deny(fmt.Sprintf("whetstone cannot check this call (%v) nor find its project (%v); it is refused", why, err))
+	}
+	if session != "" {
+		id, err := runOf(proj, session)
+		switch {
+		case err != nil:
+			return hook.Deny(fmt.Sprintf("whetstone cannot check this call (%v) nor tell whether this session's review is running (%v), so it is refused.", why, err))
+		case id != "" && inProgress(proj, id):
+			return hook.Deny(fmt.Sprintf("whetstone run %s: whetstone cannot check this call (%v), so it is refused while the review runs. Make the call with plain, smaller input.", id, why))
+		}
+		return nil
+	}
+	entries, _ := os.ReadDir(proj.dir("sessions"))
+	for i, e := range entries {
+		if i == maxSessions {
+			break
+		}
+		if id := proj.RunOf(e.Name()); id != "" && inProgress(proj, id) {
+			return hook.Deny(fmt.Sprintf("whetstone run %s is in progress in this project and whetstone cannot check this call (%v) nor tell whose it is, so it is refused.", id, why))
 		}
 	}
-	proj := Project{Root: FindRoot(cwd)}
+	return nil
+}
+
+// maxSessions bounds the session files unjudged reads.
+const maxSessions = 4096
+
+// runOf is the run the session owns ("" for none), or an error when its
+// session file exists but cannot be read as one (a symlink, another
+// file's content): a run whetstone cannot name is not "no run".
+func runOf(proj Project, session string) (string, error) {
+	if id := proj.RunOf(session); id != "" {
+		return id, nil
+	}
+	if _, err := os.Lstat(proj.sessionFile(session)); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	return "", fmt.Errorf("its session file %s cannot be read as one", proj.sessionFile(session))
+}
+
+// inProgress reports whether a run's state does not say it has ended,
+// read unverified: an unreadable state counts as in progress, and a
+// forged "done" would end the run as error on the next verified read,
+// which gates nothing either.
+func inProgress(proj Project, id string) bool {
+	data, err := safeio.ReadOwn(proj.Root, filepath.Join(proj.runDir(id), "state.json"), state.MaxState)
+	if err != nil {
+		return true
+	}
+	phase := loop.Phase(gjson.GetBytes(data, "phase").String())
+	return phase != loop.Done && phase != loop.Stopped
+}
+
+// hookProject is the project a hook answers for: Claude Code runs every
+// hook in the session's launch directory, also for subagents; the
+// payload's cwd follows the Bash tool's cd, so it is only the fallback.
+func hookProject(payloadCwd string) (Project, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		if cwd = payloadCwd; !filepath.IsAbs(cwd) {
+			return Project{}, fmt.Errorf("find the project: %w", err)
+		}
+	}
+	return Project{Root: FindRoot(cwd)}, nil
+}
+
+func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
+	proj, err := hookProject(p.Cwd)
+	if err != nil {
+		return nil, err
+	}
 	if event == "user-prompt-submit" && config.IsCommand(p.Prompt) {
 		if err := a.keyed(&proj); err != nil {
 			return hook.Block(fmt.Sprintf("whetstone: %v. No review was started.", err)), nil
@@ -93,6 +200,11 @@ func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 	}
 	id := proj.RunOf(p.SessionID)
 	if id == "" {
+		if event == "pre-tool-use" {
+			if _, err := runOf(proj, p.SessionID); err != nil {
+				return hook.Deny(fmt.Sprintf("whetstone cannot tell whether this session's review is running: %v. The call is refused; `whetstone status` shows the runs.", err)), nil
+			}
+		}
 		return nil, nil
 	}
 	if err := a.keyed(&proj); err != nil {

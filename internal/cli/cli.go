@@ -87,23 +87,18 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 						return usageErr("hook: want one event of session-start, user-prompt-submit, pre-tool-use, subagent-start, subagent-stop, stop (got %q)", strings.Join(c.Args().Slice(), " "))
 					}
 					p, err := hook.Read(stdin)
-					if err != nil && event == "pre-tool-use" {
-						// No session can be told from the payload, so none
-						// can own a run: let the call through (exit 0), as
-						// for any session without a run.
-						fmt.Fprintf(stderr, "whetstone: hook %s: %v\n", event, err)
+					if event == "pre-tool-use" {
+						// The gate fails closed during a run (App.PreToolUse).
+						if resp := a.PreToolUse(p, err); resp != nil {
+							_, err = stdout.Write(resp.Encode())
+							return err
+						}
 						return nil
 					}
 					if err != nil {
 						return fmt.Errorf("hook %s: %w", event, err)
 					}
 					resp, err := a.Hook(event, p)
-					if err != nil && event == "pre-tool-use" {
-						// A session's run is known by now: a gate that
-						// cannot decide denies (hooks.json also blocks on a
-						// gate's failure or timeout).
-						resp, err = hook.Deny(fmt.Sprintf("whetstone could not check this call (%v); nothing runs until that is fixed (`whetstone status`)", err)), nil
-					}
 					if err != nil {
 						return fmt.Errorf("hook %s: %w", event, err)
 					}

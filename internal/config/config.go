@@ -63,7 +63,7 @@ type File struct {
 	Checks            *bool               `json:"checks"`              // run build/vet/format signals before the first round (default true)
 	Background        bool                `json:"background"`          // dispatch agents in the background
 	VerifyCommands    []string            `json:"verify_commands"`     // commands read-only agents may run to build and test, such as "npm test"
-	Sandbox           string              `json:"sandbox"`             // "auto" (default): read-only Bash runs under bubblewrap when available; "off"
+	Sandbox           string              `json:"sandbox"`             // "auto" (default): code runs only in the bubblewrap sandbox, refused without one; "if-available": unsandboxed where there is none; "off": never sandboxed (docs/sandbox.md)
 	Restore           bool                `json:"restore"`             // undo writes made during a read-only phase
 	MaxUntrackedBytes *int64              `json:"max_untracked_bytes"` // untracked files larger than this are listed and skipped, never hashed (default 4 MiB)
 	ChecksNetwork     bool                `json:"checks_network"`      // the Go checks may download modules (default: the local module cache only)
@@ -113,8 +113,8 @@ func Load(root string) (File, error) {
 			return f, fmt.Errorf("%s: verify_commands: an entry is empty", FileName)
 		}
 	}
-	if f.Sandbox != "" && f.Sandbox != "auto" && f.Sandbox != "off" {
-		return f, fmt.Errorf("%s: sandbox must be \"auto\" or \"off\" (got %q)", FileName, f.Sandbox)
+	if f.Sandbox != "" && f.Sandbox != "auto" && f.Sandbox != "if-available" && f.Sandbox != "off" {
+		return f, fmt.Errorf("%s: sandbox must be \"auto\", \"if-available\" or \"off\" (got %q)", FileName, f.Sandbox)
 	}
 	if f.MaxFiles < 0 || f.MaxDiffTokens < 0 {
 		return f, fmt.Errorf("%s: max_files and max_diff_tokens must not be negative", FileName)

@@ -92,6 +92,7 @@ func TestResolveAndRoster(t *testing.T) {
 		`{"max_files":-1}`:                     "must not be negative",
 		`{"max_untracked_bytes":0}`:            "max_untracked_bytes must be a positive number",
 		`{"triage":{"skipp":["x"]}}`:           `unknown field "skipp"`,
+		`{"sandbox":"required"}`:               `sandbox must be "auto", "if-available" or "off" (got "required")`,
 	} {
 		os.WriteFile(filepath.Join(dir, FileName), []byte(body), 0o644)
 		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), wantErr) {
@@ -109,6 +110,12 @@ func TestResolveAndRoster(t *testing.T) {
 	}
 	if s, _ := Resolve(f, Args{}); !s.PreExistingBlocks || !s.Background || s.MaxUntrackedBytes != 1<<20 {
 		t.Errorf("settings = %+v, want pre_existing_blocks and background", s)
+	}
+	for _, v := range []string{"auto", "if-available", "off"} {
+		os.WriteFile(filepath.Join(dir, FileName), []byte(`{"sandbox":"`+v+`"}`), 0o644)
+		if f, err := Load(dir); err != nil || f.Sandbox != v {
+			t.Errorf("Load with sandbox %q: %+v, %v", v, f.Sandbox, err)
+		}
 	}
 	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"reviewers":{"nitpicker":true}}`), 0o644)
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), `unknown reviewer "nitpicker"`) {

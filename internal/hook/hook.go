@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -91,16 +92,35 @@ func ValidName(id string) bool {
 }
 
 // Read decodes a payload. It reads only what it needs with gjson: hooks run
-// on every tool call and must not pay for a full decode.
+// on every tool call and must not pay for a full decode. On an error the
+// Payload still holds what was read (Raw, at most MaxPayload+1 bytes), for
+// Peek.
 func Read(r io.Reader) (Payload, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
 	if err != nil {
-		return Payload{}, fmt.Errorf("read hook payload: %w", err)
+		return Payload{Raw: raw}, fmt.Errorf("read hook payload: %w", err)
 	}
 	if len(raw) > MaxPayload {
-		return Payload{}, fmt.Errorf("hook payload larger than %d bytes", MaxPayload)
+		return Payload{Raw: raw}, fmt.Errorf("hook payload larger than %d bytes", MaxPayload)
 	}
 	return Parse(raw)
+}
+
+// Peek reads a payload's session_id and client without decoding or
+// validating the rest: one gjson scan of the top-level keys, which skips
+// nested values without recursion, so it answers for a payload nested too
+// deep, too large (raw is then its first MaxPayload+1 bytes, and both
+// clients send these keys before tool_input) or broken after these keys.
+// A session id that is not a string or not ValidName is "".
+func Peek(raw []byte) (session, client string) {
+	v := gjson.GetManyBytes(raw, "session_id", "client")
+	if v[0].Type == gjson.String && ValidName(v[0].Str) {
+		session = v[0].Str
+	}
+	if v[1].Type == gjson.String {
+		client = v[1].Str
+	}
+	return session, client
 }
 
 // MaxDepth bounds the nesting of a payload's arrays and objects. Claude
@@ -134,13 +154,25 @@ func tooDeep(raw []byte) bool {
 	return false
 }
 
-// Parse decodes a payload from bytes.
+// Parse decodes a payload from bytes. On an error the Payload holds raw,
+// for Peek.
 func Parse(raw []byte) (Payload, error) {
+	p, err := parse(raw)
+	p.Raw = raw
+	return p, err
+}
+
+func parse(raw []byte) (Payload, error) {
 	if tooDeep(raw) {
 		return Payload{}, fmt.Errorf("hook payload nests deeper than %d levels", MaxDepth)
 	}
 	if !gjson.ValidBytes(raw) {
 		return Payload{}, errors.New("hook payload is not valid JSON")
+	}
+	// gjson takes invalid UTF-8 in strings; the clients never send it, and
+	// a command judged with its bytes replaced would not be the one run.
+	if !utf8.Valid(raw) {
+		return Payload{}, errors.New("hook payload is not valid UTF-8")
 	}
 	root := gjson.ParseBytes(raw)
 	if !root.IsObject() {
@@ -203,6 +235,76 @@ func Parse(raw []byte) (Payload, error) {
 		return p, fmt.Errorf("hook payload names an unknown client %q (want %q or %q)", p.Client, ClaudeCode, OpenCode)
 	}
 	return p, nil
+}
+
+// toolFields are the fields of a tool call's payload whetstone reads, with
+// the JSON type each must have when present.
+var toolFields = map[string]gjson.Type{
+	"hook_event_name": gjson.String, "session_id": gjson.String, "cwd": gjson.String,
+	"agent_id": gjson.String, "agent_type": gjson.String, "tool_name": gjson.String,
+	"permission_mode": gjson.String, "client": gjson.String, "tool_input": gjson.JSON,
+}
+
+// CheckToolCall reports why a PreToolUse payload that decoded cannot be
+// judged as the client meant it: a field whetstone reads has another JSON
+// type (an agent_type that is a number would make a reviewer nobody),
+// appears twice at the top level or in tool_input (gjson reads the first
+// copy, JavaScript the last), the tool has no name, or its input is not
+// an object.
+func CheckToolCall(p Payload) error {
+	root := gjson.ParseBytes(p.Raw)
+	if err := noDuplicates(root, "hook payload"); err != nil {
+		return err
+	}
+	var err error
+	root.ForEach(func(k, v gjson.Result) bool {
+		if want, ok := toolFields[k.Str]; ok && v.Type != want {
+			err = fmt.Errorf("hook payload's %s is %s, not %s", k.Str, typeName(v), map[gjson.Type]string{gjson.String: "a string", gjson.JSON: "an object"}[want])
+		}
+		return err == nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case p.ToolName == "":
+		return errors.New("hook payload names no tool (tool_name)")
+	case !p.ToolInput.IsObject():
+		return fmt.Errorf("hook payload's tool_input is %s, not an object", typeName(p.ToolInput))
+	}
+	return noDuplicates(p.ToolInput, "hook payload's tool_input")
+}
+
+// noDuplicates refuses an object that names one key twice.
+func noDuplicates(obj gjson.Result, what string) error {
+	seen := map[string]bool{}
+	var err error
+	obj.ForEach(func(k, _ gjson.Result) bool {
+		if seen[k.Str] {
+			err = fmt.Errorf("%s names %q twice", what, k.Str)
+		}
+		seen[k.Str] = true
+		return err == nil
+	})
+	return err
+}
+
+// typeName names a JSON value's type in words.
+func typeName(v gjson.Result) string {
+	switch {
+	case !v.Exists():
+		return "missing"
+	case v.IsArray():
+		return "an array"
+	case v.IsObject():
+		return "an object"
+	case v.Type == gjson.String:
+		return "a string"
+	case v.Type == gjson.Number:
+		return "a number"
+	case v.Type == gjson.Null:
+		return "null"
+	}
+	return "a boolean"
 }
 
 // fromOpenCode maps an OpenCode payload's tool and agent names onto Claude

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -290,5 +291,58 @@ func TestDeepPayloadIsRefusedQuickly(t *testing.T) {
 	ok := []byte(`{"session_id":"s","x":"[[[[{{{{","y":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`)
 	if _, err := hook.Parse(ok); err != nil {
 		t.Fatalf("Parse of a 100-deep payload with brackets in a string: %v", err)
+	}
+}
+
+// TestPeekReadsWhatParseRefuses: the session id and client of a payload
+// Parse cannot decode are still read, so that the gate can deny it during
+// the session's run; a session id that names no file is not read.
+func TestPeekReadsWhatParseRefuses(t *testing.T) {
+	deep := strings.Repeat("[", hook.MaxDepth+1) + strings.Repeat("]", hook.MaxDepth+1)
+	for _, tt := range []struct {
+		name, raw       string
+		session, client string
+	}{
+		{"too deep", `{"session_id":"s1","client":"opencode","tool_input":{"x":` + deep + `}}`, "s1", "opencode"},
+		{"session after the deep input", `{"tool_input":` + deep + `,"session_id":"s1"}`, "s1", ""},
+		{"cut short", `{"session_id":"s1","tool_input":{"content":"aaaa`, "s1", ""},
+		{"invalid UTF-8", "{\"session_id\":\"s1\",\"x\":\"\xff\"}", "s1", ""},
+		{"unusable id", `{"session_id":"../x"}`, "", ""},
+		{"id not a string", `{"session_id":5}`, "", ""},
+		{"not JSON", `garbage`, "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := hook.Parse([]byte(tt.raw)); err == nil && tt.session != "" {
+				t.Fatalf("Parse accepted %q", tt.raw)
+			}
+			session, client := hook.Peek([]byte(tt.raw))
+			if session != tt.session || client != tt.client {
+				t.Errorf("Peek = %q, %q; want %q, %q", session, client, tt.session, tt.client)
+			}
+		})
+	}
+}
+
+// TestCheckToolCall: a decoded PreToolUse payload that cannot be judged as
+// the client meant it is refused with the reason.
+func TestCheckToolCall(t *testing.T) {
+	for _, tt := range []struct{ raw, want string }{
+		{`{"session_id":"s1","tool_name":"Bash","tool_input":{"command":"ls"}}`, ""},
+		{`{"session_id":"s1","tool_name":"Bash","tool_input":{"command":"ls","command":"rm -rf ."}}`, `tool_input names "command" twice`},
+		{`{"session_id":"s1","tool_name":"Read","tool_name":"Bash","tool_input":{}}`, `names "tool_name" twice`},
+		{`{"session_id":"s1","tool_name":"Bash","tool_input":"ls"}`, "tool_input is a string, not an object"},
+		{`{"session_id":"s1","tool_name":"Bash"}`, "tool_input is missing, not an object"},
+		{`{"session_id":"s1","tool_input":{}}`, "names no tool"},
+		{`{"session_id":"s1","tool_name":["Bash"],"tool_input":{}}`, "tool_name is an array, not a string"},
+		{`{"session_id":"s1","agent_type":{"a":1},"tool_name":"Bash","tool_input":{}}`, "agent_type is an object, not a string"},
+	} {
+		p, err := hook.Parse([]byte(tt.raw))
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", tt.raw, err)
+		}
+		err = hook.CheckToolCall(p)
+		if got := fmt.Sprint(err); tt.want == "" && err != nil || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("CheckToolCall(%s) = %v, want %q", tt.raw, err, tt.want)
+		}
 	}
 }

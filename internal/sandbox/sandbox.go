@@ -29,16 +29,31 @@ type Options struct {
 	Env func(string) string
 }
 
-// RewriteInMode reports whether whetstone may answer a PreToolUse Bash call
-// with a Wrap line, given the payload's permission_mode. Claude Code checks
-// its permission rules against the rewritten line, not the original
-// (docs/sandbox.md): in bypassPermissions only deny and ask rules apply, and
-// Wrap's trailing copy of the command keeps those matching, so nothing
-// widens. In every other mode the bwrap part itself would need an approval
-// the user never gave (so a command the user allowed would be refused), and
-// answering "allow" instead would skip approvals the user wanted.
+// RewriteInMode reports whether whetstone may answer a read-only agent's
+// PreToolUse Bash call with a Wrap line whatever the command, given the
+// payload's permission_mode. Claude Code checks its permission rules against
+// the rewritten line, not the original (docs/sandbox.md): in
+// bypassPermissions only deny and ask rules apply, and Wrap's trailing copy
+// of the command keeps those matching, so nothing widens. In the other modes
+// only the commands that run the project's code are rewritten.
 func RewriteInMode(permissionMode string) bool {
 	return permissionMode == "bypassPermissions"
+}
+
+// Decision is the permission decision whetstone sends with a Wrap line, by
+// client and permission mode (docs/sandbox.md, "Decision"): none in
+// OpenCode (its plugin applies the rewrite; OpenCode has no permission
+// mode) and in bypassPermissions, where Claude Code applies the user's deny
+// and ask rules to the line and nothing else; "allow" in every other mode,
+// where the bwrap part would otherwise need an approval the user never
+// gave. With "allow", Claude Code 2.1.329 still refuses a line that a deny
+// rule matches, and Wrap's trailing copy of the command makes every deny
+// rule for the command match the line.
+func Decision(client, permissionMode string) string {
+	if client == "opencode" || permissionMode == "bypassPermissions" {
+		return ""
+	}
+	return "allow"
 }
 
 // scratch is where the prelude keeps overlay upper and work directories and
