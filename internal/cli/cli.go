@@ -80,11 +80,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			{
 				Name:      "hook",
 				Usage:     "answer a Claude Code hook event (stdin: the payload; stdout: the answer)",
-				UsageText: "whetstone hook session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|stop",
+				UsageText: "whetstone hook session-start|user-prompt-submit|pre-tool-use|pre-skill-shell-command|subagent-start|subagent-stop|stop",
 				Action: func(c *urfave.Context) error {
 					event := c.Args().First()
 					if _, ok := app.Events[event]; !ok || c.NArg() != 1 {
-						return usageErr("hook: want one event of session-start, user-prompt-submit, pre-tool-use, subagent-start, subagent-stop, stop (got %q)", strings.Join(c.Args().Slice(), " "))
+						return usageErr("hook: want one event of session-start, user-prompt-submit, pre-tool-use, pre-skill-shell-command, subagent-start, subagent-stop, stop (got %q)", strings.Join(c.Args().Slice(), " "))
 					}
 					p, err := hook.Read(stdin)
 					if event == "pre-tool-use" {
