@@ -123,6 +123,10 @@ type session struct {
 	runs  int
 	// environ is added to claude's environment (and so to every hook's).
 	environ []string
+	// mode is claude's --permission-mode; "" means bypassPermissions.
+	mode string
+	// settings, when set, is a settings file passed with --settings.
+	settings string
 }
 
 func newSession(t *testing.T, e env, r *repo, script fakemodel.Script) *session {
@@ -149,11 +153,19 @@ func (s *session) claude(prompt string, extra ...string) *stream {
 	if s.env.plugin != "" { // "" is a plugin installed into s.home
 		args = append(args, "--plugin-dir", s.env.plugin)
 	}
-	args = append(append(args,
+	mode := s.mode
+	if mode == "" {
+		mode = "bypassPermissions"
+	}
+	args = append(args,
 		"--output-format", "stream-json", "--verbose", "--include-hook-events",
-		"--permission-mode", "bypassPermissions",
+		"--permission-mode", mode,
 		"--debug-file", filepath.Join(logs, "debug.log"),
-	), extra...)
+	)
+	if s.settings != "" {
+		args = append(args, "--settings", s.settings)
+	}
+	args = append(args, extra...)
 	if !slices.Contains(extra, "--max-turns") {
 		args = append(args, "--max-turns", "60")
 	}

@@ -321,17 +321,18 @@ func (a *App) contain(g gate, p hook.Payload, cmd string, pol shell.Policy, reas
 	if setting == sandboxOff {
 		return nil
 	}
-	code := runsCode(cmd, pol, reason)
-	whole := pol.Mode == shell.ReadOnly && rewritesAll(p) && keyUnnamed(cmd, g.protected)
-	if !code && !whole {
-		return nil
+	if pol.Mode == shell.ReadOnly && rewritesAll(p) && keyUnnamed(cmd, g.protected) && p.ToolName == "Bash" {
+		if bwrap, ok := a.sandbox(); ok {
+			return a.sandboxed(g, p, bwrap, cmd, pol.Cwd) // the whole line, whatever it runs
+		}
+	}
+	if !runsCode(cmd, pol, reason) {
+		return nil // the parser decides a line that runs no code
 	}
 	bwrap, ok := a.sandbox()
 	switch {
 	case ok && p.ToolName == "Bash":
 		return a.sandboxed(g, p, bwrap, cmd, pol.Cwd)
-	case !code:
-		return nil // the parser decides a line that runs no code
 	case ok:
 		return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only in its sandbox, and only the Bash tool's commands can be sandboxed; run it with the Bash tool.", g.id, quote(cmd)))
 	case setting == sandboxIfAvailable || reason != "":

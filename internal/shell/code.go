@@ -1,5 +1,7 @@
 package shell
 
+import "strings"
+
 // RunsCode reports whether cmd, a line Check allows under p, is allowed only
 // because it runs one of the verification commands (go test, go vet, go
 // build, whetstone.json's verify_commands, the fixer's builds and tests):
@@ -9,6 +11,30 @@ package shell
 // run it outside the sandbox (docs/sandbox.md). The answer for a line Check
 // refuses means nothing.
 func RunsCode(cmd string, p Policy) bool {
+	if p.Verify == nil {
+		p.Verify = DefaultVerify()
+	}
+	if !mayName(cmd, p.Verify) {
+		return false
+	}
 	p.Verify = [][]string{} // not nil: nil means DefaultVerify
 	return Check(cmd, p) != ""
+}
+
+// mayName reports whether cmd could name the program of a verification
+// command, so that RunsCode must parse it again. A program word Check
+// allows is a literal after quote removal, backslash escapes and line
+// continuations; only expansions ($, braces, globs) can build one that the
+// text does not show once those are taken out.
+func mayName(cmd string, verify [][]string) bool {
+	if strings.ContainsAny(cmd, "${*?[") {
+		return true
+	}
+	plain := strings.NewReplacer("\\\n", "", `\`, "", `'`, "", `"`, "").Replace(cmd)
+	for _, v := range verify {
+		if len(v) > 0 && strings.Contains(plain, v[0]) {
+			return true
+		}
+	}
+	return false
 }

@@ -22,6 +22,10 @@ func TestRunsCode(t *testing.T) {
 		"timeout 60 go test ./...",
 		"echo $(go test ./...)",
 		"nice go test ./...",
+		"g''o test ./...",
+		`g\o test ./...`,
+		"g\\\no test ./...",
+		`"go" test ./...`,
 	}
 	reads := []string{
 		"cat main.go", "rg -n TODO .", "git log --oneline -5", "git diff HEAD~1",
@@ -47,6 +51,15 @@ func TestRunsCode(t *testing.T) {
 			if RunsCode(cmd, p) && cmd != "gofmt -l ." {
 				t.Errorf("mode %d: RunsCode(%q) = true, want false", mode, cmd)
 			}
+		}
+	}
+	// The shortcut for lines that cannot name a verification program
+	// agrees with parsing them again.
+	for _, cmd := range append(append([]string{}, code...), reads...) {
+		p := Policy{Mode: ReadOnly, Root: root, Cwd: root, TempDir: "/tmp", Verify: verify}
+		slow := Check(cmd, Policy{Mode: ReadOnly, Root: root, Cwd: root, TempDir: "/tmp", Verify: [][]string{}}) != ""
+		if RunsCode(cmd, p) != slow {
+			t.Errorf("RunsCode(%q) = %v, parsing again says %v", cmd, !slow, slow)
 		}
 	}
 	fixer := Policy{Mode: Fixer, Root: root, Cwd: root, TempDir: "/tmp"}
