@@ -582,7 +582,7 @@ func TestLazyOrchestrator(t *testing.T) {
 
 			blocked := 0
 			for _, x := range s.mainCalls() {
-				if latest := x.req.Latest(); strings.HasPrefix(x.req.LastUserText(), "Stop hook feedback:") {
+				if latest := x.req.Latest(); x.req.EndsWithStopFeedback() {
 					blocked++
 					// The last block tells the orchestrator the run is over.
 					if strings.Contains(latest, "STOPPED (no_progress)") && strings.Contains(latest, "The whetstone run is over") {

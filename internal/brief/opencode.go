@@ -68,7 +68,7 @@ func OpenCodePermissions(tools []string) [][2]string {
 // says instead. Each must occur in the Claude Code command, so a reworded
 // source fails the generator instead of leaving a Claude Code phrase behind.
 var openCodeWords = [][2]string{
-	{"Hook text addressed to you: `UserPromptSubmit hook additional context: …` when the user typed the command, `PreToolUse:Skill hook additional context: …` when you invoked it as a skill; later `Stop hook feedback: …` when you end a turn, or `SessionStart hook additional context: …` after a compaction or resume.",
+	{"Hook text addressed to you: `UserPromptSubmit hook additional context: …` when the user typed the command, `PreToolUse:Skill hook additional context: …` when you invoked it as a skill; later `Stop hook feedback: …` (newer Claude Code: `Stop hook blocking error from command: …`) when you end a turn, or `SessionStart hook additional context: …` after a compaction or resume.",
 		"whetstone's text addressed to you: after this prompt when the user typed the command, at the end of the skill's result when you invoked it as a skill; later at the end of the result of the task call that completed a phase, in a message when you end a turn, or in the system prompt after a compaction."},
 	{"<the Agent tool input, one JSON object>", "<the task tool input, one JSON object>"},
 	{" Dispatch lines carry `\"run_in_background\": false` by default (`true` when the project configures background agents): use the JSON unchanged either way.", ""},

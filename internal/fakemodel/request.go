@@ -191,10 +191,34 @@ func (r *Request) Latest() string {
 	return strings.Join(parts, "\n")
 }
 
-// StopFeedback returns the texts of the user messages that carry a Stop or
-// SubagentStop hook's block ("Stop hook feedback:\n<reason>"), in order. In
-// OpenCode, where the plugin prompts the session with the bare reason,
-// every user message after the first one.
+// IsStopFeedback reports whether text is how Claude Code hands the model a
+// Stop or SubagentStop hook's block: "Stop hook feedback:\n<reason>" in a
+// user message (2.1.329), or "Stop hook blocking error from command:
+// \"<command>\": <reason>" (SubagentStop likewise) in a system message after
+// a reminder (2.1.332).
+func IsStopFeedback(text string) bool {
+	return strings.HasPrefix(text, "Stop hook feedback:") ||
+		strings.HasPrefix(text, "Stop hook blocking error from command:") ||
+		strings.HasPrefix(text, "SubagentStop hook blocking error from command:")
+}
+
+// EndsWithStopFeedback reports whether the caller was last shown a Stop or
+// SubagentStop hook's block (after its last assistant message).
+func (r *Request) EndsWithStopFeedback() bool {
+	for i := len(r.Messages) - 1; i >= 0 && r.Messages[i].Role != "assistant"; i-- {
+		for _, b := range r.Messages[i].Content {
+			if b.Type == "text" && IsStopFeedback(b.Text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// StopFeedback returns the texts of the messages that carry a Stop or
+// SubagentStop hook's block (IsStopFeedback), in order. In OpenCode, where
+// the plugin prompts the session with the bare reason, every user message
+// after the first one.
 func (r *Request) StopFeedback() []string {
 	var out []string
 	if r.API == OpenAI {
@@ -206,11 +230,11 @@ func (r *Request) StopFeedback() []string {
 		return out
 	}
 	for _, m := range r.Messages {
-		if m.Role != "user" {
+		if m.Role != "user" && m.Role != "system" {
 			continue
 		}
 		for _, b := range m.Content {
-			if b.Type == "text" && strings.HasPrefix(b.Text, "Stop hook feedback:") {
+			if b.Type == "text" && IsStopFeedback(b.Text) {
 				out = append(out, b.Text)
 			}
 		}
