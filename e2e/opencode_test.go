@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/fakemodel"
+	"github.com/whetstone-dev/whetstone/internal/sandbox"
 )
 
 // ocEnv is what every OpenCode test needs.
@@ -506,10 +507,13 @@ func lastRootReply(s *ocSession) string {
 // wantWritesDenied checks what the rogue witness and orchestrator of a
 // fakemodel.Whetstone script (RogueReviewer "witness", RogueEdit) tried: the
 // witness created no file; each of its 4 writes per iteration was refused by
-// OpenCode (a tool it is not offered) or denied by whetstone, its bash by
-// whetstone; the orchestrator's one edit was denied by whetstone.
+// OpenCode (a tool it is not offered) or denied by whetstone; its bash ran
+// in the sandbox where there is one (a read-only agent's every bash does in
+// OpenCode: its write vanished), else was denied by whetstone; the
+// orchestrator's one edit was denied by whetstone.
 func wantWritesDenied(t *testing.T, s *ocSession, r *repo, iterations int) {
 	t.Helper()
+	_, sandboxed := sandbox.Find()
 	for _, f := range []string{"rogue.txt", "rogue-patch.txt", "f.txt"} {
 		if r.exists(f) {
 			t.Errorf("the witness created %s", f)
@@ -522,7 +526,8 @@ func wantWritesDenied(t *testing.T, s *ocSession, r *repo, iterations int) {
 	for call, res := range results {
 		refused := strings.Contains(res, "Model tried to call unavailable tool")
 		denied := strings.Contains(res, "whetstone run") && strings.Contains(res, "whetstone-witness is read-only")
-		if !refused && !denied || strings.HasPrefix(call, "bash ") && !denied {
+		bash := strings.HasPrefix(call, "bash ")
+		if bash && !sandboxed && !denied || !bash && !refused && !denied {
 			t.Errorf("the witness's %s was let through: %q", call, res)
 		}
 	}
@@ -826,8 +831,8 @@ func TestOpenCodePackagedLoop(t *testing.T) {
 		t.Error("the orchestrator's edit reached calc.go")
 	}
 	// The denials reached the models: OpenCode does not offer the witness
-	// the edit tools (the packaged agent's permission), whetstone denies
-	// its write-shaped bash and the orchestrator's edit.
+	// the edit tools (the packaged agent's permission), whetstone sandboxes
+	// its write-shaped bash and denies the orchestrator's edit.
 	wantWritesDenied(t, s, r, 2)
 	if r.exists(".opencode") || r.exists("opencode.json") {
 		t.Error("the project gained OpenCode files")
