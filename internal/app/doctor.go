@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,16 +194,16 @@ func pluginCheck(root string) Check {
 		problems = append(problems, fmt.Sprintf("hooks/hooks.json: %v", err))
 	} else {
 		var unhooked []string
-		for _, ev := range []struct{ event, sub string }{{"SessionStart", "session-start"}, {"UserPromptSubmit", "user-prompt-submit"},
-			{"PreToolUse", "pre-tool-use"}, {"SubagentStart", "subagent-start"}, {"SubagentStop", "subagent-stop"}, {"Stop", "stop"}} {
+		for _, sub := range slices.Sorted(maps.Keys(Events)) {
+			event := Events[sub]
 			found := false
-			for _, m := range hooks.Hooks[ev.event] {
+			for _, m := range hooks.Hooks[event] {
 				for _, h := range m.Hooks {
-					found = found || strings.Contains(h.Command, "scripts/whetstone\" hook "+ev.sub)
+					found = found || strings.Contains(h.Command, "scripts/whetstone\" hook "+sub)
 				}
 			}
 			if !found {
-				unhooked = append(unhooked, ev.event)
+				unhooked = append(unhooked, event)
 			}
 		}
 		if len(unhooked) > 0 {
