@@ -11,6 +11,7 @@ import (
 
 	"github.com/whetstone-dev/whetstone/internal/fakemodel"
 	"github.com/whetstone-dev/whetstone/internal/sandbox"
+	"github.com/whetstone-dev/whetstone/internal/sandbox/sandboxtest"
 )
 
 // TestWitnessGoTestContainedInDefaultMode is issue 18's forged APPROVE, in
@@ -101,20 +102,7 @@ func TestWitnessGoTestContainedInDefaultMode(t *testing.T) {
 
 // outsideTmp is a scratch directory outside /tmp.
 func outsideTmp(t *testing.T) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Skipf("no user cache directory for a scratch dir outside /tmp: %v", err)
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(base, "whetstone-e2e-contain-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	return sandboxtest.OutsideTmp(t, "whetstone-e2e-contain-")
 }
 
 // forgerTest is a test file whose init() tries to forge the verdict: read

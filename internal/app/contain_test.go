@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/app"
 	"github.com/whetstone-dev/whetstone/internal/sandbox"
+	"github.com/whetstone-dev/whetstone/internal/sandbox/sandboxtest"
 )
 
 // These tests run the rewritten line for real, with bash, the way Claude
@@ -27,20 +28,7 @@ import (
 // /tmp is a fresh tmpfs, so a key under /tmp would be out of reach anyway
 // and prove nothing about hiding it.
 func containKeyDir(t *testing.T) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Skipf("no user cache directory for a key outside /tmp: %v", err)
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(base, "whetstone-contain-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	return sandboxtest.OutsideTmp(t, "whetstone-contain-test-")
 }
 
 // containApp is an App whose key lives in keyDir and which sees the

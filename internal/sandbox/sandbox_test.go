@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/whetstone-dev/whetstone/internal/sandbox/sandboxtest"
 )
 
 // bwrapForTest returns bwrap when it is installed and fails the test when it
@@ -53,20 +54,7 @@ func project(t *testing.T, files map[string]string) string {
 // outsideTmp is a directory outside /tmp (which the sandbox replaces), so a
 // write that escaped the sandbox would really land there.
 func outsideTmp(t *testing.T) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Skipf("no user cache directory for a scratch dir outside /tmp: %v", err)
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(base, "whetstone-sandbox-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	return sandboxtest.OutsideTmp(t, "whetstone-sandbox-test-")
 }
 
 // run runs line with bash, the way Claude Code's Bash tool does, from dir.
