@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/whetstone-dev/whetstone"
 	"github.com/whetstone-dev/whetstone/internal/hook"
@@ -115,6 +117,7 @@ func (a *App) Report(proj Project, r *loop.Run) *runreport.Report {
 		in.Unavailable = append(in.Unavailable, fmt.Sprintf("context.json: %v", err))
 	}
 	in.Change = c
+	in.Code = proj.code(r, c)
 	note := func(err error) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			in.Unavailable = append(in.Unavailable, err.Error())
@@ -158,6 +161,40 @@ func (a *App) Report(proj Project, r *loop.Run) *runreport.Report {
 		in.Iterations = append(in.Iterations, it)
 	}
 	return runreport.Build(in)
+}
+
+// maxQuoted bounds how much of one file a report reads to quote from it;
+// quoteTimeout bounds each git command it runs for that.
+const (
+	maxQuoted    = 1 << 20
+	quoteTimeout = 10 * time.Second
+)
+
+// code is what the report shows of the code: the web address of origin
+// (GitHub or GitLab), the files of the last reviewed tree and each
+// iteration's fix.patch. What cannot be read is left out: the report shows
+// less, and says nothing false.
+func (p Project) code(r *loop.Run, c scope.Context) runreport.Code {
+	ctx, cancel := context.WithTimeout(context.Background(), quoteTimeout)
+	code := runreport.Code{Tree: c.Iteration, FixPatches: map[int][]byte{}}
+	if url, err := scope.OriginURL(ctx, p.Root); err == nil {
+		code.Web, _ = runreport.WebRemote(url)
+	}
+	cancel()
+	for n := 2; n <= r.Iteration; n++ {
+		if fix, err := readBounded(filepath.Join(p.runDir(r.ID), fmt.Sprintf("iter-%d", n), "fix.patch"), maxContextBytes); err == nil {
+			code.FixPatches[n] = fix
+		}
+	}
+	if c.Tree != "" {
+		code.Read = func(file string) ([]byte, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), quoteTimeout)
+			defer cancel()
+			data, _, err := scope.ReadTreeFile(ctx, p.Root, c.Tree, file, maxQuoted)
+			return data, err
+		}
+	}
+	return code
 }
 
 // Formats are the formats `whetstone report` prints.

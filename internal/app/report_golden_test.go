@@ -179,6 +179,7 @@ func fixtureRun(t *testing.T) (*app.App, app.Project, *loop.Run) {
 		}
 	}
 	git("init", "-q", "-b", "main")
+	git("remote", "add", "origin", "git@github.com:whetstone-dev/calc.git")
 	write("calc.go", fixtureBase)
 	git("add", "-A")
 	git("commit", "-q", "-m", "base")
@@ -369,7 +370,11 @@ func TestReportGolden(t *testing.T) {
 			}
 			validateSchema(t, reportSchema, got)
 		case "md":
-			if _, err := runreport.ValidateMarkdown(got); err != nil {
+			data, _, err := a.RenderReport(proj, r, "json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := runreport.ValidateMarkdown(got, versionless(data)); err != nil {
 				t.Errorf("report.md does not validate: %v", err)
 			}
 		}
@@ -419,7 +424,7 @@ func TestReportWithoutItsFiles(t *testing.T) {
 	if !bytes.Contains(md, []byte("\n## Not available\n\n- iter-1/verdict.json: ")) || rep.Verdict != "REQUEST_CHANGES" || len(rep.Findings) != 7 {
 		t.Errorf("the report does not say what it lacks, or lost the run's verdict and ledger:\n%s", md)
 	}
-	if _, err := runreport.ValidateMarkdown(md); err != nil {
+	if _, err := runreport.ValidateMarkdown(md, rep.JSON()); err != nil {
 		t.Error(err)
 	}
 }
@@ -454,7 +459,7 @@ func TestGoldenDisputeUnderFixedFails(t *testing.T) {
 		t.Fatalf("the forged report.md does not list F-0005 under Fixed:\n%s", md)
 	}
 	want := "a disputed or deferred finding is never reported as fixed"
-	if _, err := runreport.ValidateMarkdown([]byte(md)); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := runreport.ValidateMarkdown([]byte(md), rep.JSON()); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("ValidateMarkdown = %v, want an error containing %q", err, want)
 	}
 }

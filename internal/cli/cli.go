@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -450,7 +451,12 @@ func validate(path string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if summary, ok, err := runreport.ValidateFile(data); ok {
+	// A report.md is checked against the report.json beside it, if any.
+	sibling, err := safeio.ReadFile(filepath.Join(filepath.Dir(path), "report.json"), maxValidate, false)
+	if err != nil {
+		sibling = nil
+	}
+	if summary, ok, err := runreport.ValidateFile(data, sibling); ok {
 		if err != nil {
 			return fmt.Errorf("%s is %w", path, err)
 		}

@@ -39,6 +39,7 @@ type Input struct {
 	Change      scope.Context
 	Iterations  []Iteration // index 0 is iteration 1
 	Unavailable []string
+	Code        Code      // links, excerpts and fix hunks; the zero Code shows none
 	Now         time.Time // the report's time: the duration of an active run ends here
 }
 
@@ -87,6 +88,7 @@ func Build(in Input) *Report {
 		rep.History = append(rep.History, Step{At: h.At.UTC(), Iteration: h.Iteration, Phase: string(h.Phase), Note: h.Note})
 	}
 	rep.Findings = findings(r, in.Iterations)
+	attachCode(rep.Findings, in.Code, c.Head)
 	rep.Timeline = timeline(in.Iterations)
 	rep.Counts = counts(rep.Findings)
 	rep.Summary = summary(rep)

@@ -7,20 +7,23 @@ import (
 )
 
 // FuzzValidateFile: whatever a file holds, validate never panics, and a
-// report.md it accepts is exactly what its own data renders to.
+// report.md it accepts against the hostile run's report.json is exactly
+// what that report.json renders to.
 func FuzzValidateFile(f *testing.F) {
 	rep := hostileReport(f)
-	f.Add(rep.JSON())
+	data := rep.JSON()
+	f.Add(data)
 	f.Add([]byte(rep.Markdown()))
-	f.Add([]byte("---\nschema: \"whetstone.report/v1\"\n---\n```json\n{}\n```\n"))
+	f.Add([]byte("**Verdict: APPROVE** · whetstone review x\n\n```\n<!-- whetstone.report/v1 run x: report.json beside this file holds the data -->\n"))
 	f.Add([]byte(`{"schema":"whetstone.report/v1","findings":[{"id":"F-1"}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_, ok, err := report.ValidateFile(data)
+	f.Fuzz(func(t *testing.T, md []byte) {
+		report.ValidateFile(md, nil)
+		_, ok, err := report.ValidateFile(md, data)
 		if !ok || err != nil {
 			return
 		}
-		if r, err := report.ValidateMarkdown(data); err == nil && r.Markdown() != string(data) {
-			t.Errorf("an accepted report.md is not what its data renders to")
+		if r, err := report.ValidateMarkdown(md, data); err == nil && r.Markdown() != string(md) {
+			t.Errorf("an accepted report.md is not what its report.json renders to")
 		}
 	})
 }

@@ -1,9 +1,9 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -11,27 +11,28 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
-// Markdown renders report.md: YAML frontmatter, the summary, the blocking
-// findings grouped by file, the fixed ones with how each fix was checked,
-// the rest with why they do not block, the skipped files, the timeline and,
-// last, report.json in one fenced block.
+// Markdown renders report.md, the comment a developer posts on a pull
+// request: the verdict line, the summary, the blocking findings (each with
+// its lines, linked when the remote is known, an excerpt of the code, the
+// suggestion and the fixer's attempt), the fixed ones with the fixer's
+// hunks, and folded in <details> the findings that do not block and how the
+// run went. It ends with a comment naming the report's schema and run, by
+// which whetstone validate knows the file; report.json holds the data.
 //
 // Every text whetstone did not write itself (titles, descriptions, notes
-// from agents; paths, branch names from the repository) goes through
-// review.InlineMD, EscapeMD, CodeMD or FenceMD, and every frontmatter value
-// is a JSON scalar or object: such text renders as itself and never starts
-// a line, so it cannot forge a heading, a frontmatter key, a verdict line,
-// a list item or the end of a fence.
+// from agents; paths, branch names and code from the repository) goes
+// through review.InlineMD, EscapeMD, CodeMD or FenceMD: such text renders as
+// itself and never starts a line, so it cannot forge a heading, a verdict
+// line, a list item, a link, a <details> or the end of a fence.
 func (r *Report) Markdown() string {
 	var b strings.Builder
 	md := review.InlineMD
-	r.frontmatter(&b)
-	fmt.Fprintf(&b, "# whetstone review %s\n\n", md(r.RunID))
 	if r.State == InProgress {
-		fmt.Fprintf(&b, "**In progress** — iteration %d, %s phase; no verdict yet.\n\n", r.Iterations, word(r.Phase))
+		fmt.Fprintf(&b, "**In progress** — iteration %d, %s phase; no verdict yet", r.Iterations, word(r.Phase))
 	} else {
-		fmt.Fprintf(&b, "**Verdict: %s**\n\n", cell(r.Verdict)) // — for an aborted or failed run
+		fmt.Fprintf(&b, "**Verdict: %s**", cell(r.Verdict)) // — for an aborted or failed run
 	}
+	fmt.Fprintf(&b, " · whetstone review %s\n\n", md(r.RunID))
 	for _, line := range r.Summary {
 		fmt.Fprintf(&b, "- %s\n", review.EscapeMD(line))
 	}
@@ -45,87 +46,30 @@ func (r *Report) Markdown() string {
 	if len(r.Tampered) > 0 {
 		b.WriteString("\n")
 	}
-	r.blocking(&b)
-	r.fixed(&b)
-	r.notBlocking(&b)
-	if len(r.Skipped) > 0 {
-		fmt.Fprintf(&b, "## Skipped files (%d)\n\n", len(r.Skipped))
-		for _, s := range r.Skipped {
-			fmt.Fprintf(&b, "- %s — %s\n", review.CodeMD(s.Path), md(s.Reason))
-		}
-		b.WriteString("\n")
-	}
-	r.timeline(&b)
 	if len(r.Unavailable) > 0 {
-		b.WriteString("## Not available\n\n")
+		b.WriteString("Not available to this report:\n\n")
 		for _, u := range r.Unavailable {
 			fmt.Fprintf(&b, "- %s\n", review.EscapeMD(u))
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("## Report data\n\nThe same report as `report.json` (schema `" + Schema + "`):\n\n")
-	b.WriteString(review.FenceMD(string(r.JSON()), "json"))
+	r.blocking(&b)
+	r.fixed(&b)
+	r.notBlocking(&b)
+	r.timeline(&b)
+	b.WriteString(r.marker())
 	return b.String()
 }
 
-// frontmatterKeys are report.md's frontmatter keys, in order.
-var frontmatterKeys = []string{"schema", "run_id", "state", "verdict", "stop_reason", "depth", "iterations",
-	"open_by_severity", "findings", "duration_seconds", "tokens", "scope", "base"}
-
-// frontmatterValues are report.md's frontmatter values, each as JSON (YAML reads
-// JSON scalars and objects as themselves).
-func (r *Report) frontmatterValues() map[string]any {
-	orNull := func(s string) any {
-		if s == "" {
-			return nil
-		}
-		return s
+// marker is report.md's last line: an HTML comment (invisible on GitHub
+// and GitLab) naming the schema and the run.
+func (r *Report) marker() string {
+	id := r.RunID
+	if word(id) != id {
+		id = "-" // not plain: a comment must not hold what could end it
 	}
-	base := r.Scope.BaseRef
-	if r.Scope.Base != "" {
-		base = strings.TrimSpace(r.Scope.BaseRef + " " + r.Scope.Base)
-	}
-	return map[string]any{
-		"schema": r.Schema, "run_id": r.RunID, "state": r.State, "verdict": orNull(r.Verdict), "stop_reason": orNull(r.StopReason),
-		"depth": r.Depth, "iterations": r.Iterations, "open_by_severity": r.Counts.Open, "findings": r.Counts.Dispositions,
-		"duration_seconds": r.Duration, "tokens": r.Tokens, "scope": r.Scope.Description, "base": orNull(base),
-	}
+	return fmt.Sprintf("<!-- %s run %s: report.json beside this file holds the data -->\n", Schema, id)
 }
-
-func (r *Report) frontmatter(b *strings.Builder) {
-	b.WriteString("---\n")
-	fm := r.frontmatterValues()
-	for _, k := range frontmatterKeys {
-		fmt.Fprintf(b, "%s: %s\n", k, yamlValue(fm[k]))
-	}
-	b.WriteString("---\n\n")
-}
-
-// yamlValue is v as one line of JSON, which YAML reads as the same value.
-// Maps come out with sorted keys; severities are put in their own order.
-func yamlValue(v any) string {
-	if m, ok := v.(map[string]int); ok {
-		keys := slices.Collect(maps.Keys(m))
-		slices.SortFunc(keys, func(a, b string) int { return order(a) - order(b) })
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = fmt.Sprintf("%q: %d", k, m[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	data, _ := json.Marshal(v)
-	return string(escapeInvisible(data))
-}
-
-// order sorts severities and dispositions as the report lists them.
-func order(key string) int {
-	if i := review.SeverityRank(key); i < len(review.Severities) {
-		return i
-	}
-	return 10 + slices.Index(dispositionOrder, key)
-}
-
-var dispositionOrder = []string{Blocking, Fixed, Disputed, Withdrawn, Note, BelowThreshold, PreExisting, Disproved}
 
 func location(f Finding) string {
 	if f.EndLine > f.Line {
@@ -168,42 +112,73 @@ func (r *Report) with(disposition string) []Finding {
 	return list
 }
 
+var dispositionOrder = []string{Blocking, Fixed, Disputed, Withdrawn, Note, BelowThreshold, PreExisting, Disproved}
+
+// lines is a finding's place, path#L10-L12, linked when the report has the
+// web address.
+func lines(f Finding) string {
+	at := fmt.Sprintf("%s#L%d", f.File, f.Line)
+	if f.EndLine > f.Line {
+		at += fmt.Sprintf("-L%d", f.EndLine)
+	}
+	if f.Link == "" || strings.ContainsAny(f.Link, " <>()\\`\n") {
+		return review.CodeMD(at)
+	}
+	return "[" + review.CodeMD(at) + "](" + f.Link + ")"
+}
+
+// lang is the info string of an excerpt's fence: the file's extension,
+// when it is a plain word.
+func lang(file string) string {
+	ext := strings.TrimPrefix(path.Ext(file), ".")
+	if word(ext) != ext || len(ext) > 12 {
+		return ""
+	}
+	return ext
+}
+
 func (r *Report) blocking(b *strings.Builder) {
 	list := r.with(Blocking)
 	if len(list) == 0 {
-		b.WriteString("## Blocking findings (0)\n\nNothing blocks this change.\n\n")
+		b.WriteString("## Blocking (0)\n\nNothing blocks this change.\n\n")
 		return
 	}
-	fmt.Fprintf(b, "## Blocking findings (%d)\n\n", len(list))
+	fmt.Fprintf(b, "## Blocking (%d)\n\n", len(list))
 	slices.SortStableFunc(list, func(a, b Finding) int { return strings.Compare(a.File, b.File) })
-	file := "\x00"
 	for _, f := range list {
-		if f.File != file {
-			file = f.File
-			fmt.Fprintf(b, "### %s\n\n", review.CodeMD(f.File))
-		}
-		fmt.Fprintf(b, "#### %s · %s · %s\n\n", review.InlineMD(f.ID), review.InlineMD(f.Severity), review.InlineMD(f.Title))
-		fmt.Fprintf(b, "- Location: %s\n", review.CodeMD(location(f)))
+		fmt.Fprintf(b, "### %s · %s · %s\n\n", review.InlineMD(f.ID), review.InlineMD(f.Severity), review.InlineMD(f.Title))
 		rule := ""
 		if f.Rule != "" {
-			rule = ", rule " + review.CodeMD(f.Rule)
+			rule = " (" + review.CodeMD(f.Rule) + ")"
 		}
-		fmt.Fprintf(b, "- Severity %s, confidence %d, category %s%s\n", review.InlineMD(f.Severity), f.Confidence, review.InlineMD(f.Category), rule)
-		fmt.Fprintf(b, "- Raised by %s (%s)\n", names(f.Reviewers), iterations(f))
+		fmt.Fprintf(b, "%s · %s%s · confidence %d · raised by %s (%s)\n\n", lines(f), review.InlineMD(f.Category), rule, f.Confidence, names(f.Reviewers), iterations(f))
+		if f.Description != "" {
+			fmt.Fprintf(b, "> %s\n\n", review.EscapeMD(f.Description))
+		}
+		if ex := f.Excerpt; ex != nil {
+			if ex.File != f.File || ex.Line != f.Line {
+				fmt.Fprintf(b, "Now at %s:\n\n", review.CodeMD(fmt.Sprintf("%s#L%d", ex.File, ex.Line)))
+			}
+			b.WriteString(review.FenceMD(ex.Text, lang(ex.File)) + "\n")
+		}
+		if f.Suggestion != "" {
+			fmt.Fprintf(b, "**Suggestion:** %s\n\n", review.EscapeMD(f.Suggestion))
+		}
+		var said []string
 		if f.Fixer != nil {
-			fmt.Fprintf(b, "- Fixer: %s\n", claim(f.Fixer))
+			said = append(said, "- Fixer: "+claim(f.Fixer))
 		}
 		for _, c := range f.FixChecks {
-			fmt.Fprintf(b, "- Fix check by %s: %s\n", review.InlineMD(c.Reviewer), claim(&Claim{Iteration: c.Iteration, Status: c.Status, Note: c.Note}))
+			said = append(said, fmt.Sprintf("- Fix check by %s: %s", review.InlineMD(c.Reviewer), claim(&Claim{Iteration: c.Iteration, Status: c.Status, Note: c.Note})))
 		}
 		if f.Validation != nil {
-			fmt.Fprintf(b, "- Validator: %s\n", claim(f.Validation))
+			said = append(said, "- Validator: "+claim(f.Validation))
 		}
-		b.WriteString("\n")
-		for _, part := range []struct{ name, text string }{{"Description", f.Description}, {"Evidence", f.Evidence}, {"Suggestion", f.Suggestion}} {
-			if part.text != "" {
-				fmt.Fprintf(b, "%s:\n\n%s\n", part.name, review.FenceMD(part.text, "text"))
-			}
+		if len(said) > 0 {
+			b.WriteString(strings.Join(said, "\n") + "\n\n")
+		}
+		if f.FixHunks != "" {
+			fmt.Fprintf(b, "The fixer's attempt (iteration %d):\n\n%s\n", f.Fixer.Iteration, review.FenceMD(f.FixHunks, "diff"))
 		}
 	}
 }
@@ -215,54 +190,81 @@ func (r *Report) fixed(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "## Fixed (%d)\n\n", len(list))
 	for _, f := range list {
-		fmt.Fprintf(b, "- **%s** · %s · %s · %s — raised by %s (%s)\n", review.InlineMD(f.ID), review.InlineMD(f.Severity),
-			review.CodeMD(location(f)), review.InlineMD(f.Title), names(f.Reviewers), iterations(f))
+		fmt.Fprintf(b, "### %s · %s · %s\n\n", review.InlineMD(f.ID), review.InlineMD(f.Severity), review.InlineMD(f.Title))
+		fmt.Fprintf(b, "%s · raised by %s (%s)\n\n", lines(f), names(f.Reviewers), iterations(f))
 		if f.Fixer != nil {
-			fmt.Fprintf(b, "  - Fixer: %s\n", claim(f.Fixer))
+			fmt.Fprintf(b, "- Fixer: %s\n", claim(f.Fixer))
 		}
 		for _, c := range f.FixChecks {
-			fmt.Fprintf(b, "  - Verified by %s: %s\n", review.InlineMD(c.Reviewer), claim(&Claim{Iteration: c.Iteration, Status: c.Status, Note: c.Note}))
+			fmt.Fprintf(b, "- Verified by %s: %s\n", review.InlineMD(c.Reviewer), claim(&Claim{Iteration: c.Iteration, Status: c.Status, Note: c.Note}))
 		}
 		if len(f.FixChecks) == 0 {
-			fmt.Fprintf(b, "  - Verified: not raised again after iteration %d (no reviewer fix check recorded)\n", f.LastIteration)
+			fmt.Fprintf(b, "- Verified: not raised again after iteration %d (no reviewer fix check recorded)\n", f.LastIteration)
+		}
+		b.WriteString("\n")
+		if f.FixHunks != "" {
+			b.WriteString(review.FenceMD(f.FixHunks, "diff") + "\n")
 		}
 	}
-	b.WriteString("\n")
+}
+
+// notBlockingSections are the dispositions folded under "Not blocking".
+var notBlockingSections = []struct{ key, title, count string }{
+	{Disputed, "Disputed", "disputed"}, {Withdrawn, "Withdrawn", "withdrawn"}, {Note, "Notes", "note"},
+	{BelowThreshold, "Below the confidence threshold", "below the threshold"}, {PreExisting, "Pre-existing", "pre-existing"},
+	{Disproved, "Disproved", "disproved"},
 }
 
 func (r *Report) notBlocking(b *strings.Builder) {
-	sections := []struct{ key, title string }{
-		{Disputed, "Disputed"}, {Withdrawn, "Withdrawn"}, {Note, "Notes"}, {BelowThreshold, "Below the confidence threshold"},
-		{PreExisting, "Pre-existing"}, {Disproved, "Disproved"},
-	}
 	total := 0
-	for _, s := range sections {
-		total += r.Counts.Dispositions[s.key]
+	var parts []string
+	for _, s := range notBlockingSections {
+		if n := r.Counts.Dispositions[s.key]; n > 0 {
+			total += n
+			label := fmt.Sprintf("%d %s", n, s.count)
+			if s.key == Note {
+				label = review.Plural(n, s.count)
+			}
+			parts = append(parts, label)
+		}
 	}
-	if total == 0 {
+	if total == 0 && len(r.Skipped) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "## Not blocking (%d)\n\n", total)
-	for _, s := range sections {
-		n := r.Counts.Dispositions[s.key]
-		if n == 0 {
-			continue
-		}
-		fmt.Fprintf(b, "### %s (%d)\n\n", s.title, n)
-		for _, f := range r.with(s.key) {
-			fmt.Fprintf(b, "- **%s** · %s · confidence %d · %s · %s — raised by %s (%s)\n", review.InlineMD(f.ID), review.InlineMD(f.Severity), f.Confidence,
-				review.CodeMD(location(f)), review.InlineMD(f.Title), names(f.Reviewers), iterations(f))
-			fmt.Fprintf(b, "  - Why it does not block: %s\n", review.EscapeMD(f.Reason))
-			if f.Description != "" {
-				fmt.Fprintf(b, "  - %s\n", review.InlineMD(f.Description))
+	if total > 0 {
+		fmt.Fprintf(b, "<details>\n<summary>Not blocking (%d): %s</summary>\n\n", total, strings.Join(parts, ", "))
+		for _, s := range notBlockingSections {
+			n := r.Counts.Dispositions[s.key]
+			if n == 0 {
+				continue
 			}
+			fmt.Fprintf(b, "#### %s (%d)\n\n", s.title, n)
+			for _, f := range r.with(s.key) {
+				fmt.Fprintf(b, "- **%s** · %s · confidence %d · %s · %s — raised by %s (%s)\n", review.InlineMD(f.ID), review.InlineMD(f.Severity), f.Confidence,
+					lines(f), review.InlineMD(f.Title), names(f.Reviewers), iterations(f))
+				fmt.Fprintf(b, "  - Why it does not block: %s\n", review.EscapeMD(f.Reason))
+				if f.Description != "" {
+					fmt.Fprintf(b, "  - %s\n", review.InlineMD(f.Description))
+				}
+			}
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
+		b.WriteString("</details>\n\n")
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(b, "<details>\n<summary>Skipped files (%d)</summary>\n\n", len(r.Skipped))
+		for _, s := range r.Skipped {
+			fmt.Fprintf(b, "- %s — %s\n", review.CodeMD(s.Path), review.InlineMD(s.Reason))
+		}
+		b.WriteString("\n</details>\n\n")
 	}
 }
 
 func (r *Report) timeline(b *strings.Builder) {
-	b.WriteString("## Timeline\n\n")
+	if len(r.Timeline) == 0 && len(r.History) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "<details>\n<summary>How the run went (%s)</summary>\n\n", review.Plural(len(r.Timeline), "review round"))
 	if len(r.Timeline) > 0 {
 		b.WriteString("| iteration | reviewers | findings | new | blocking | validation | fix | round verdict | next |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, rd := range r.Timeline {
@@ -288,7 +290,10 @@ func (r *Report) timeline(b *strings.Builder) {
 	for _, s := range r.History {
 		fmt.Fprintf(b, "- %s · iteration %d · %s: %s\n", s.At.UTC().Format(time.RFC3339), s.Iteration, review.InlineMD(s.Phase), review.EscapeMD(s.Note))
 	}
-	b.WriteString("\n")
+	if len(r.History) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString("</details>\n\n")
 }
 
 // tally is "2 fixed, 1 disputed", or "—".

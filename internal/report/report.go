@@ -121,6 +121,22 @@ type Finding struct {
 	Fixer          *Claim     `json:"fixer,omitempty"`
 	FixChecks      []FixCheck `json:"fix_checks,omitempty"`
 	Validation     *Claim     `json:"validation,omitempty"`
+	// What report.md shows of the code: the web address of the lines at
+	// the reviewed head commit (a GitHub or GitLab remote), the lines of
+	// the last reviewed tree (blocking findings) and the fixer's hunks
+	// touching them (fixed findings, and blocking ones it tried to fix).
+	Link     string   `json:"link,omitempty"`
+	Excerpt  *Excerpt `json:"excerpt,omitempty"`
+	FixHunks string   `json:"fix_hunks,omitempty"`
+}
+
+// Excerpt is a few lines of the last reviewed tree: lines Line..EndLine of
+// File, at most eight of them shown in Text.
+type Excerpt struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	EndLine int    `json:"end_line"`
+	Text    string `json:"text"`
 }
 
 // Claim is the fixer's or the validator's latest word on a finding.

@@ -123,36 +123,43 @@ func isID(s string) bool {
 	return ok && len(digits) >= 4 && strings.Trim(digits, "0123456789") == ""
 }
 
-// ValidateMarkdown checks report.md: YAML frontmatter, then the report, and
-// last one fenced json block holding a valid report.json — and the whole
-// file must be exactly what that JSON renders to, so no section, heading,
-// frontmatter value or verdict line can differ from the data. It returns
-// the report the file holds.
-func ValidateMarkdown(md []byte) (*Report, error) {
+// ValidateMarkdown checks report.md: it opens with the verdict line and
+// ends with the marker naming the schema and the run. With data, the
+// report.json beside it, it also checks that report.json is valid, names
+// the same run, and renders to exactly this file, so no section, heading,
+// verdict line or link can differ from the data; it then returns that
+// report. Without data it returns a report holding only the run id and the
+// verdict read from the file.
+func ValidateMarkdown(md, data []byte) (*Report, error) {
 	text := string(md)
-	if !strings.HasPrefix(text, "---\n") {
-		return nil, errors.New("line 1: report.md starts with YAML frontmatter (a line \"---\")")
+	first, _, _ := strings.Cut(text, "\n")
+	verdict, ok := verdictLine(first)
+	if !ok {
+		return nil, fmt.Errorf("line 1: report.md opens with the verdict line (\"**Verdict: …** · whetstone review …\" or \"**In progress** …\"), got %q", review.CleanLine(first))
 	}
-	if _, _, ok := strings.Cut(text[4:], "\n---\n"); !ok {
-		return nil, errors.New("the frontmatter is not closed by a line \"---\"")
+	id, ok := markerRun(text)
+	if !ok {
+		return nil, fmt.Errorf("report.md does not end with the line \"<!-- %s run …: report.json beside this file holds the data -->\"", Schema)
 	}
-	data, err := lastJSONBlock(text)
-	if err != nil {
-		return nil, err
+	if data == nil {
+		if err := fencesClosed(text); err != nil {
+			return nil, err
+		}
+		return &Report{Schema: Schema, RunID: id, Verdict: verdict, State: map[bool]string{true: InProgress}[verdict == ""]}, nil
 	}
 	if err := ValidateJSON(data); err != nil {
-		return nil, fmt.Errorf("the report data block is not a valid %s report:\n%w", Schema, err)
+		return nil, fmt.Errorf("the report.json beside it is not a valid %s report:\n%w", Schema, err)
 	}
 	r, err := Decode(data)
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.Equal(r.JSON(), data) {
-		return nil, errors.New("the report data block is not in the form whetstone writes (re-indented or reordered?)")
-	}
 	want := r.Markdown()
 	if want == text {
 		return r, nil
+	}
+	if wantID, _ := markerRun(want); wantID != id {
+		return nil, fmt.Errorf("report.md is run %s's report, report.json run %s's", id, r.RunID)
 	}
 	got, exp := strings.Split(text, "\n"), strings.Split(want, "\n")
 	for i := range max(len(got), len(exp)) {
@@ -164,39 +171,75 @@ func ValidateMarkdown(md []byte) (*Report, error) {
 			w = exp[i]
 		}
 		if g != w {
-			return nil, fmt.Errorf("line %d differs from what the report data renders to:\n  got:  %q\n  want: %q", i+1, g, w)
+			return nil, fmt.Errorf("line %d differs from what report.json renders to:\n  got:  %q\n  want: %q", i+1, g, w)
 		}
 	}
-	return nil, errors.New("the file differs from what the report data renders to")
+	return nil, errors.New("the file differs from what report.json renders to")
 }
 
-// lastJSONBlock returns the content of the file's last fenced block, which
-// must be a json block ending the file.
-func lastJSONBlock(text string) ([]byte, error) {
-	body := strings.TrimSuffix(text, "\n")
-	lines := strings.Split(body, "\n")
+// verdictLine reads report.md's first line: the verdict, or "" for a run
+// in progress or without a verdict ("—").
+func verdictLine(line string) (string, bool) {
+	if strings.HasPrefix(line, "**In progress** — ") {
+		return "", true
+	}
+	v, ok := strings.CutPrefix(line, "**Verdict: ")
+	v, _, found := strings.Cut(v, "** · whetstone review ")
+	switch {
+	case !ok || !found:
+		return "", false
+	case v == "—":
+		return "", true
+	case slices.Contains([]string{review.Approve, review.ApproveWithNotes, review.RequestChanges, review.Block}, v):
+		return v, true
+	}
+	return "", false
+}
+
+// markerRun returns the run id of report.md's last line, the marker.
+func markerRun(text string) (string, bool) {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	last := lines[len(lines)-1]
-	if !strings.HasPrefix(last, "```") || strings.Trim(last, "`") != "" {
-		return nil, errors.New("report.md does not end with a fenced json block")
+	rest, ok := strings.CutPrefix(last, "<!-- "+Schema+" run ")
+	if !ok {
+		return "", false
 	}
-	for i := len(lines) - 2; i >= 0; i-- {
-		if lines[i] == last+"json" {
-			return []byte(strings.Join(lines[i+1:len(lines)-1], "\n") + "\n"), nil
-		}
-	}
-	return nil, fmt.Errorf("report.md ends with a fence %q but no %q line opens it", last, last+"json")
+	id, ok := strings.CutSuffix(rest, ": report.json beside this file holds the data -->")
+	return id, ok && id != "" && !strings.ContainsAny(id, " <>")
 }
 
-// ValidateFile checks data when it is a run report: report.md (its
-// frontmatter or its last block says so) or report.json (a JSON object whose schema is
-// whetstone.report/v1). ok is false for anything else, left to the agent
-// report validators; summary says what a valid report holds.
-func ValidateFile(data []byte) (summary string, ok bool, err error) {
+// fencesClosed checks that every fenced block of text is closed.
+func fencesClosed(text string) error {
+	fence := ""
+	for n, line := range strings.Split(text, "\n") {
+		switch {
+		case fence != "" && line == fence:
+			fence = ""
+		case fence == "" && strings.HasPrefix(line, "```"):
+			fence = line[:len(line)-len(strings.TrimLeft(line, "`"))]
+			if strings.Contains(strings.TrimLeft(line, "`"), "`") {
+				return fmt.Errorf("line %d opens a fence with a backtick in its info string", n+1)
+			}
+		}
+	}
+	if fence != "" {
+		return errors.New("report.md ends inside a fenced block")
+	}
+	return nil
+}
+
+// ValidateFile checks data when it is a run report: report.md (it opens
+// with the verdict line and ends with the report's marker) or report.json
+// (a JSON object whose schema is whetstone.report/v1). sibling is the
+// report.json found beside the file, or nil: a report.md is checked against
+// it. ok is false for anything else, left to the agent report validators;
+// summary says what a valid report holds.
+func ValidateFile(data, sibling []byte) (summary string, ok bool, err error) {
 	var r *Report
 	kind := "report.md"
 	switch {
 	case isReportMarkdown(data):
-		r, err = ValidateMarkdown(data)
+		r, err = ValidateMarkdown(data, sibling)
 	case isReportJSON(data):
 		kind = "report.json"
 		r, err = Decode(data)
@@ -213,17 +256,19 @@ func ValidateFile(data []byte) (summary string, ok bool, err error) {
 	case verdict == "":
 		verdict = "stopped (" + r.StopReason + ") with no verdict"
 	}
+	if kind == "report.md" && sibling == nil {
+		return fmt.Sprintf("valid %s (%s): run %s, %s; no report.json beside it, so only its form was checked", kind, Schema, r.RunID, verdict), true, nil
+	}
 	return fmt.Sprintf("valid %s (%s): run %s, %s, %s", kind, Schema, r.RunID, verdict, review.Plural(len(r.Findings), "finding")), true, nil
 }
 
-// isReportMarkdown reports whether data looks like a report.md: it starts
-// with the report's frontmatter, or ends with a report.json block.
+// isReportMarkdown reports whether data looks like a report.md: it opens
+// with a verdict line or ends with the report's marker.
 func isReportMarkdown(data []byte) bool {
-	if bytes.HasPrefix(data, []byte("---\nschema: \""+Schema+"\"\n")) {
-		return true
-	}
-	block, err := lastJSONBlock(string(data))
-	return err == nil && isReportJSON(block)
+	first, _, _ := strings.Cut(string(data), "\n")
+	_, verdict := verdictLine(first)
+	_, marker := markerRun(string(data))
+	return verdict || marker
 }
 
 func isReportJSON(data []byte) bool {
