@@ -390,6 +390,39 @@ func TestReportGolden(t *testing.T) {
 	}
 }
 
+// TestReportToPaste: the fixture run's report.md is a comment to paste on a
+// pull request: under 150 lines, the verdict line first, no frontmatter and
+// no JSON, the blocking finding's lines linked to the reviewed head commit
+// on the origin remote, an excerpt of its code from the reviewed tree, the
+// fixed finding's hunk from the fixer's fix.patch, the notes folded.
+func TestReportToPaste(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "report", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(data)
+	if n := strings.Count(md, "\n"); n >= 150 {
+		t.Errorf("report.md is %d lines, want under 150", n)
+	}
+	const head = "https://github.com/whetstone-dev/calc/blob/8aebc4aedb5927ebae8a9c6cf7d0e7d408bf020e/"
+	for _, want := range []string{
+		"**Verdict: REQUEST_CHANGES** · whetstone review 0f1x7ure-1\n\n",
+		"[`calc.go#L14`](" + head + "calc.go#L14) · tests",
+		"```go\n\treturn exec.Command(\"sh\", \"-c\", name).Run()\n```\n",
+		"[`calc.go#L6-L8`](" + head + "calc.go#L6-L8) · raised by critic",
+		"```diff\n@@ -3,7 +3,7 @@ package calc\n",
+		"-\tfor i := 0; i < len(xs)-1; i++ {\n+\tfor i := 0; i < len(xs); i++ {\n",
+		"<details>\n<summary>Not blocking (5): ",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if !strings.HasPrefix(md, "**Verdict: ") || strings.Contains(md, "\n---\n") || strings.Contains(md, "```json") || strings.Contains(md, `"schema"`) {
+		t.Errorf("report.md has frontmatter or report data, or does not open with the verdict:\n%s", md)
+	}
+}
+
 // TestReportWithoutItsFiles: a run file that cannot be used (a stored report
 // changed outside whetstone, a verdict.json that is not JSON) does not stop
 // the report: it is made from the rest and names what it lacks.
@@ -421,7 +454,7 @@ func TestReportWithoutItsFiles(t *testing.T) {
 			}
 		}
 	}
-	if !bytes.Contains(md, []byte("\n## Not available\n\n- iter-1/verdict.json: ")) || rep.Verdict != "REQUEST_CHANGES" || len(rep.Findings) != 7 {
+	if !bytes.Contains(md, []byte("\nNot available to this report:\n\n- iter-1/verdict.json: ")) || rep.Verdict != "REQUEST_CHANGES" || len(rep.Findings) != 7 {
 		t.Errorf("the report does not say what it lacks, or lost the run's verdict and ledger:\n%s", md)
 	}
 	if _, err := runreport.ValidateMarkdown(md, rep.JSON()); err != nil {
