@@ -11,7 +11,7 @@ VERSION := $(shell cat VERSION)
 CLAUDE_VERSION ?=
 OPENCODE_VERSION ?=
 
-.PHONY: build dist pack test unit e2e e2e-opencode e2e-latest fuzz bench demo claude opencode ripgrep bwrap clean generate
+.PHONY: build dist pack test unit e2e e2e-opencode e2e-latest fuzz bench bench-cost demo claude opencode ripgrep bwrap clean generate
 
 build: bin/whetstone
 
@@ -97,6 +97,11 @@ fuzz:
 
 bench: build
 	./scripts/bench
+
+# bench-cost prints only (h) of bench: what each iteration of the standard
+# run on the demo change puts before models (docs/performance.md).
+bench-cost:
+	$(GO) test -count=1 -v -run '^TestStandardRunCost$$' ./internal/app | sed -n 's/^ *cost_test.go:[0-9]*: /  /p'
 
 # CLIENT=opencode runs the demo in the pinned OpenCode instead.
 CLIENT ?= claude
