@@ -38,7 +38,24 @@ type Stats struct {
 	PreExisting Rate            `json:"pre_existing_share"` // findings outside the change
 	Time        Spread          `json:"seconds"`            // finished runs, creation to end
 	Tokens      Spread          `json:"tokens"`             // finished runs with counted tokens
+	PerRun      []RunStats      `json:"per_run"`            // every run counted, oldest first
 }
+
+// RunStats is one run in brief: how it ended and what it cost. Tokens is
+// null when the run's transcripts were not counted.
+type RunStats struct {
+	ID         string    `json:"run_id"`
+	Created    time.Time `json:"created"`
+	Phase      string    `json:"phase"`
+	StopReason string    `json:"stop_reason,omitempty"`
+	Verdict    string    `json:"verdict,omitempty"`
+	Iterations int       `json:"iterations"`
+	Seconds    int64     `json:"seconds"`
+	Tokens     *int      `json:"tokens"`
+}
+
+// runLines is how many runs, the latest, Text lists one per line.
+const runLines = 10
 
 // Converge is how many review rounds the runs that converged (DONE) took.
 type Converge struct {
@@ -121,7 +138,7 @@ func (a *App) Stats(proj Project, since time.Time) (Stats, []error, error) {
 		return Stats{}, unreadable, err
 	}
 	st := Stats{Schema: StatsSchema, Verdicts: map[string]int{}, StopReasons: map[string]int{},
-		Converge: Converge{Histogram: map[int]int{}}, Reviewers: []ReviewerStats{}}
+		Converge: Converge{Histogram: map[int]int{}}, Reviewers: []ReviewerStats{}, PerRun: []RunStats{}}
 	if !since.IsZero() {
 		st.Since = &since
 	}
@@ -135,6 +152,13 @@ func (a *App) Stats(proj Project, since time.Time) (Stats, []error, error) {
 			continue
 		}
 		st.Runs++
+		one := RunStats{ID: r.ID, Created: r.Created.UTC(), Phase: string(r.Phase), StopReason: r.StopReason, Verdict: r.Verdict,
+			Iterations: r.Iteration, Seconds: int64(r.Elapsed(r.Updated).Seconds())}
+		if r.Tokens > 0 {
+			tokens := r.Tokens
+			one.Tokens = &tokens
+		}
+		st.PerRun = append(st.PerRun, one)
 		if r.Active() {
 			st.Active++
 		} else {
@@ -313,7 +337,44 @@ func (s Stats) Text(colour bool) string {
 		fmt.Fprintf(&b, "Tokens: %s in total; median %s, most %s per run (%s counted)\n",
 			loop.FormatTokens(int(t.Total)), loop.FormatTokens(int(t.Median)), loop.FormatTokens(int(t.Max)), review.Plural(t.Runs, "run"))
 	}
+	s.runs(&b)
 	return b.String()
+}
+
+// runs lists the latest runs, newest first, one a line: what each cost.
+func (s Stats) runs(b *strings.Builder) {
+	list := s.PerRun[max(0, len(s.PerRun)-runLines):]
+	if len(list) == 0 {
+		return
+	}
+	if len(list) < len(s.PerRun) {
+		fmt.Fprintf(b, "\nRuns (the latest %d of %d)\n", len(list), len(s.PerRun))
+	} else {
+		b.WriteString("\nRuns\n")
+	}
+	outcomes := make([]string, len(list))
+	idWidth, outWidth := len("run"), len("outcome")
+	for i, r := range list {
+		o := strings.ToUpper(r.Phase)
+		if r.StopReason != "" {
+			o += " (" + r.StopReason + ")"
+		}
+		if r.Verdict != "" {
+			o += " " + r.Verdict
+		}
+		outcomes[i] = review.CleanLine(o)
+		idWidth, outWidth = max(idWidth, len(review.CleanLine(r.ID))), max(outWidth, len(outcomes[i]))
+	}
+	fmt.Fprintf(b, "  %-*s  %-16s  %-*s  %10s  %8s  %11s\n", idWidth, "run", "created", outWidth, "outcome", "iterations", "time", "tokens")
+	for i := len(list) - 1; i >= 0; i-- {
+		r := list[i]
+		tokens := "not counted"
+		if r.Tokens != nil {
+			tokens = loop.FormatTokens(*r.Tokens)
+		}
+		fmt.Fprintf(b, "  %-*s  %-16s  %-*s  %10d  %8s  %11s\n", idWidth, review.CleanLine(r.ID), r.Created.Format("2006-01-02 15:04"),
+			outWidth, outcomes[i], r.Iterations, loop.FormatDuration(time.Duration(r.Seconds)*time.Second), tokens)
+	}
 }
 
 // row is one line of a bar chart: a label (possibly coloured; width is its
