@@ -102,9 +102,13 @@ func link(web, head, file string, line, end int) string {
 // blocking ones the fixer tried to fix).
 func attachCode(findings []Finding, code Code, head string) {
 	moves := map[int]func(string, int) (string, int){}
+	patches := map[int][]*gitdiff.File{} // each fix.patch parsed once
 	for n, patch := range code.FixPatches {
 		if m, err := scope.LineMap(patch); err == nil {
 			moves[n] = m
+		}
+		if files, _, err := gitdiff.Parse(bytes.NewReader(patch)); err == nil {
+			patches[n] = files
 		}
 	}
 	for i := range findings {
@@ -114,7 +118,7 @@ func attachCode(findings []Finding, code Code, head string) {
 			continue
 		}
 		if f.Fixer != nil && f.Fixer.Status == "fixed" {
-			f.FixHunks = hunks(code.FixPatches[f.Fixer.Iteration+1], f.File, f.Line, max(f.Line, f.EndLine))
+			f.FixHunks = hunks(patches[f.Fixer.Iteration+1], f.File, f.Line, max(f.Line, f.EndLine))
 		}
 		if f.Disposition == Blocking && code.Read != nil {
 			f.Excerpt = excerpt(code, moves, *f)
@@ -159,17 +163,10 @@ func excerpt(code Code, moves map[int]func(string, int) (string, int), f Finding
 	return ex
 }
 
-// hunks returns the fragments of patch that change file within hunkMargin
-// lines of line..end (old side), as diff text of at most maxHunkLines
-// lines; "" when none does.
-func hunks(patch []byte, file string, line, end int) string {
-	if len(patch) == 0 {
-		return ""
-	}
-	files, _, err := gitdiff.Parse(bytes.NewReader(patch))
-	if err != nil {
-		return ""
-	}
+// hunks returns the fragments of a parsed patch that change file within
+// hunkMargin lines of line..end (old side), as diff text of at most
+// maxHunkLines lines; "" when none does.
+func hunks(files []*gitdiff.File, file string, line, end int) string {
 	var out []string
 	for _, f := range files {
 		if f.OldName != file && (f.OldName != "" || f.NewName != file) {
