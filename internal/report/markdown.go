@@ -71,13 +71,6 @@ func (r *Report) marker() string {
 	return fmt.Sprintf("<!-- %s run %s: report.json beside this file holds the data -->\n", Schema, id)
 }
 
-func location(f Finding) string {
-	if f.EndLine > f.Line {
-		return fmt.Sprintf("%s:%d-%d", f.File, f.Line, f.EndLine)
-	}
-	return fmt.Sprintf("%s:%d", f.File, f.Line)
-}
-
 func names(list []string) string {
 	out := make([]string, len(list))
 	for i, n := range list {

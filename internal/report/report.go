@@ -1,9 +1,9 @@
 // Package report turns a run into the documents developers read and tools
 // consume: report.json (the model, whetstone.report/v1, documented by
-// docs/report-schema.json), report.md (a pull-request-ready rendering of
-// it), report.sarif (SARIF 2.1.0 for code scanning) and rdjson (reviewdog).
-// Every format is a pure function of the Report value, so report.md can be
-// checked against the JSON block it ends with.
+// docs/report-schema.json), report.md (the comment to paste on a pull
+// request), report.sarif (SARIF 2.1.0 for code scanning) and rdjson
+// (reviewdog). Every format is a pure function of the Report value, so
+// report.md can be checked against the report.json beside it.
 package report
 
 import (
