@@ -135,8 +135,8 @@ func TestMarkerUnique(t *testing.T) {
 // TestRuleStated checks that every text a model reads states the blocking
 // rule exactly as the binary applies it.
 func TestRuleStated(t *testing.T) {
-	if got, want := review.DefaultRule(), review.Rule(DefaultThreshold, DefaultBlockingSeverity, false); got != want {
-		t.Errorf("review.DefaultRule() is not Rule(DefaultThreshold, DefaultBlockingSeverity, false): update the defaults in brief.go\n%s", cmp.Diff(want, got))
+	if review.DefaultPolicy.ConfidenceThreshold != DefaultThreshold {
+		t.Errorf("review.DefaultPolicy's threshold is %d, the briefs say %d: update DefaultThreshold in brief.go", review.DefaultPolicy.ConfidenceThreshold, DefaultThreshold)
 	}
 	// The rule is stated once per agent, with the run's numbers, in the
 	// task whetstone gives it (loop.Run.Task, tested in package loop): the
