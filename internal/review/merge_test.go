@@ -54,6 +54,24 @@ func TestMergeFoldsDuplicatesAcrossReviewersAndCategories(t *testing.T) {
 	}
 }
 
+// TestMergeBugSpeaksForItsMissingTest: the same bug filed as a missing test
+// (tests, medium: a note on its own) and as a bug (correctness, medium) is
+// one finding that blocks, whichever report came first or was surer.
+func TestMergeBugSpeaksForItsMissingTest(t *testing.T) {
+	missing := f("a.go", 10, "tests", "medium", "Sum skips the last element")
+	missing.Confidence = 99
+	bug := f("a.go", 10, "correctness", "medium", "Sum skips the last element")
+	for _, order := range [][]Report{
+		{{Reviewer: "pedant", Findings: []Finding{missing}}, {Reviewer: "critic", Findings: []Finding{bug}}},
+		{{Reviewer: "critic", Findings: []Finding{bug}}, {Reviewer: "pedant", Findings: []Finding{missing}}},
+	} {
+		_, round := Merge(nil, order, DefaultPolicy, Diff{})
+		if len(round) != 1 || !round[0].Blocking || round[0].Category != "correctness" {
+			t.Errorf("round = %+v, want one blocking correctness finding", round)
+		}
+	}
+}
+
 // TestMergeIdentityTable: which pairs of sightings in one round are one
 // finding, and which stay two.
 func TestMergeIdentityTable(t *testing.T) {
