@@ -28,7 +28,7 @@ type Policy struct {
 	Iteration           int
 	ConfidenceThreshold int    // findings below it never block on their own
 	FixSeverity         string // in iteration 1, findings below it do not block ("": low, as before the setting existed)
-	BlockingSeverity    string // after iteration 1, new findings below it do not block; tests findings always
+	BlockingSeverity    string // after iteration 1 new findings below it, and tests findings below it always, do not block
 	PreExistingBlocks   bool   // whetstone.json "pre_existing_blocks"; off by default
 }
 
@@ -77,9 +77,9 @@ func (p Policy) fixSeverity() string {
 func atOrAbove(severity, bar string) bool { return SeverityRank(severity) <= SeverityRank(bar) }
 
 // Rule states Policy.Blocks in words, with the policy's settings (its
-// Iteration aside). Agent briefs, the skill, the command and every dispatch
-// prompt carry this exact text (tests fail when one drifts), so what a
-// model is told is what the binary does.
+// Iteration aside). Every agent's task carries this exact text with its
+// run's settings, and the user's guide with the defaults (tests fail when
+// one drifts), so what a model is told is what the binary does.
 func (p Policy) Rule() string {
 	var b strings.Builder
 	b.WriteString("What blocks (decided by whetstone, not by you): ")
