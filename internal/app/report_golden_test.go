@@ -425,7 +425,7 @@ func TestReportWithoutItsFiles(t *testing.T) {
 }
 
 // TestGoldenDisputeUnderFixedFails: the golden report with its withdrawn
-// dispute (F-0005) moved under "Fixed", as whetstone once rendered it, is
+// dispute (F-0004) moved under "Fixed", as whetstone once rendered it, is
 // refused: a finding the fixer disputed is never reported as fixed.
 func TestGoldenDisputeUnderFixedFails(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "report", "report.json"))
@@ -438,20 +438,20 @@ func TestGoldenDisputeUnderFixedFails(t *testing.T) {
 	}
 	found := false
 	for i, f := range rep.Findings {
-		if f.ID == "F-0005" {
+		if f.ID == "F-0004" {
 			if f.Disposition != runreport.Withdrawn || f.Fixer == nil || f.Fixer.Status != "disputed" {
-				t.Fatalf("golden F-0005 is %s (fixer %+v), want withdrawn after a dispute", f.Disposition, f.Fixer)
+				t.Fatalf("golden F-0004 is %s (fixer %+v), want withdrawn after a dispute", f.Disposition, f.Fixer)
 			}
 			rep.Findings[i].Disposition, rep.Findings[i].Status, rep.Findings[i].Reason = runreport.Fixed, "resolved", ""
 			found = true
 		}
 	}
 	if !found {
-		t.Fatal("the golden report has no F-0005")
+		t.Fatal("the golden report has no F-0004")
 	}
 	md := rep.Markdown()
 	if !strings.Contains(md, "## Fixed (2)") {
-		t.Fatalf("the forged report.md does not list F-0005 under Fixed:\n%s", md)
+		t.Fatalf("the forged report.md does not list F-0004 under Fixed:\n%s", md)
 	}
 	want := "a disputed or deferred finding is never reported as fixed"
 	if _, err := runreport.ValidateMarkdown([]byte(md)); err == nil || !strings.Contains(err.Error(), want) {
