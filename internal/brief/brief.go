@@ -30,12 +30,8 @@ import (
 var src embed.FS
 
 // DefaultThreshold is the default confidence_threshold, the number
-// review.DefaultRule states; a test keeps the two equal.
+// review.DefaultPolicy holds; a test keeps the two equal.
 const DefaultThreshold = 80
-
-// DefaultBlockingSeverity is the default blocking_severity, as
-// review.DefaultRule states it.
-const DefaultBlockingSeverity = "high"
 
 // Roles of an agent.
 const (

@@ -135,8 +135,8 @@ func TestMarkerUnique(t *testing.T) {
 // TestRuleStated checks that every text a model reads states the blocking
 // rule exactly as the binary applies it.
 func TestRuleStated(t *testing.T) {
-	if got, want := review.DefaultRule(), review.Rule(DefaultThreshold, DefaultBlockingSeverity, false); got != want {
-		t.Errorf("review.DefaultRule() is not Rule(DefaultThreshold, DefaultBlockingSeverity, false): update the defaults in brief.go\n%s", cmp.Diff(want, got))
+	if review.DefaultPolicy.ConfidenceThreshold != DefaultThreshold {
+		t.Errorf("review.DefaultPolicy's threshold is %d, the briefs say %d: update DefaultThreshold in brief.go", review.DefaultPolicy.ConfidenceThreshold, DefaultThreshold)
 	}
 	// The rule is stated once per agent, with the run's numbers, in the
 	// task whetstone gives it (loop.Run.Task, tested in package loop): the
@@ -319,6 +319,75 @@ func TestOpenCodePermissions(t *testing.T) {
 		}
 		if !strings.Contains(string(b), "\nmode: subagent\n") {
 			t.Errorf("%s is not a subagent", name)
+		}
+	}
+}
+
+// owners maps each concern two lenses used to share to the one lens that
+// owns it (docs/agents.md, "Who owns what", shows the same table). Every
+// other lens either does not mention it or defers it by name: "Not yours:
+// N+1 queries (database-reviewer)".
+var owners = []struct{ Concern, Owner string }{
+	{"`rows.Err()`", "database-reviewer"},
+	{"N+1 queries", "database-reviewer"},
+	{"SQL built from strings", "security-reviewer"},
+	{"attacker-sized bodies", "security-reviewer"},
+	{"unawaited promises", "concurrency-reviewer"},
+	{"errors a goroutine returns", "silent-failure-hunter"},
+	{"doc drift", "pedant"},
+	{"duplication", "pedant"},
+	{"missing tests", "pedant"},
+	{"breaking changes", "api-reviewer"},
+}
+
+// TestOneOwner checks that each concern is owned in exactly one brief: its
+// owner's lens names it, and every other brief that names it defers it to
+// that owner.
+func TestOneOwner(t *testing.T) {
+	var reviewers []string
+	for _, name := range Names() {
+		if load(t, name).Role == RoleReviewer {
+			reviewers = append(reviewers, name)
+		}
+	}
+	names := strings.Join(reviewers, "|")
+	for _, c := range owners {
+		// An occurrence is deferred when an owner's name in parentheses
+		// follows it within the clause; any other occurrence claims it.
+		deferred := regexp.MustCompile(`(?i)^` + regexp.QuoteMeta(c.Concern) + `[^;()]*\((` + names + `)\)`)
+		var owners []string
+		for _, name := range reviewers {
+			body := strings.ToLower(load(t, name).Body)
+			owns := false
+			for i := 0; ; {
+				j := strings.Index(body[i:], strings.ToLower(c.Concern))
+				if j < 0 {
+					break
+				}
+				i += j
+				switch m := deferred.FindStringSubmatch(body[i:]); {
+				case m == nil:
+					owns = true
+				case m[1] != c.Owner:
+					t.Errorf("%s defers %s to %s; its owner is %s", name, c.Concern, m[1], c.Owner)
+				}
+				i += len(c.Concern)
+			}
+			if owns {
+				owners = append(owners, name)
+			}
+		}
+		if !slices.Equal(owners, []string{c.Owner}) {
+			t.Errorf("%s is owned by %v, want only %s: every other lens says \"Not yours: %s (%s)\" or nothing", c.Concern, owners, c.Owner, c.Concern, c.Owner)
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "agents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range owners {
+		if row := "| " + c.Concern + " | " + c.Owner + " |"; !strings.Contains(string(doc), row) {
+			t.Errorf("docs/agents.md has no row %q in its ownership table", row)
 		}
 	}
 }

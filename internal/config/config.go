@@ -38,15 +38,16 @@ func IsReviewer(name string) bool {
 }
 
 // Defaults are the settings when neither whetstone.json nor a flag says otherwise.
-var Defaults = loop.Settings{Depth: "standard", MaxIterations: 5, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+var Defaults = loop.Settings{Depth: "standard", MaxIterations: 5, ConfidenceThreshold: 80, FixSeverity: "medium", BlockingSeverity: "high"}
 
 // File is whetstone.json.
 type File struct {
 	Depth               string          `json:"depth"`
 	MaxIterations       *int            `json:"max_iterations"`
 	ConfidenceThreshold *int            `json:"confidence_threshold"`
-	BlockingSeverity    string          `json:"blocking_severity"`
-	Reviewers           map[string]bool `json:"reviewers"` // force a reviewer on (true) or off (false)
+	FixSeverity         string          `json:"fix_severity"`      // the least severity that blocks in iteration 1 (default medium)
+	BlockingSeverity    string          `json:"blocking_severity"` // the least severity a new finding needs to block from iteration 2 (default high)
+	Reviewers           map[string]bool `json:"reviewers"`         // force a reviewer on (true) or off (false)
 	Budget              struct {
 		Minutes int `json:"minutes"`
 		Tokens  int `json:"tokens"`
@@ -279,11 +280,8 @@ func Resolve(f File, a Args) (loop.Settings, error) {
 		}
 		s.ConfidenceThreshold = *f.ConfidenceThreshold
 	}
-	if f.BlockingSeverity != "" {
-		if review.SeverityRank(f.BlockingSeverity) >= len(review.Severities) {
-			return s, fmt.Errorf("%s: blocking_severity must be one of %s (got %q)", FileName, strings.Join(review.Severities, ", "), f.BlockingSeverity)
-		}
-		s.BlockingSeverity = f.BlockingSeverity
+	if err := f.severities(&s); err != nil {
+		return s, err
 	}
 	if f.Budget.Minutes < 0 || f.Budget.Tokens < 0 {
 		return s, fmt.Errorf("%s: budget values must not be negative", FileName)
@@ -300,6 +298,40 @@ func Resolve(f File, a Args) (loop.Settings, error) {
 	}
 	s.Reviewers = a.Reviewers
 	return s, nil
+}
+
+// severities sets the two severity bars. fix_severity (iteration 1) may be
+// no stricter than blocking_severity (later iterations): otherwise a new
+// finding would block in iteration 2 where iteration 1 let it pass. When
+// only one of them is set, the other follows it as far as that takes.
+func (f File) severities(s *loop.Settings) error {
+	if f.FixSeverity != "" {
+		if review.SeverityRank(f.FixSeverity) >= review.SeverityRank("info") {
+			return fmt.Errorf("%s: fix_severity must be one of critical, high, medium, low (got %q); info never blocks", FileName, f.FixSeverity)
+		}
+		s.FixSeverity = f.FixSeverity
+	}
+	if f.BlockingSeverity != "" {
+		if review.SeverityRank(f.BlockingSeverity) >= len(review.Severities) {
+			return fmt.Errorf("%s: blocking_severity must be one of %s (got %q)", FileName, strings.Join(review.Severities, ", "), f.BlockingSeverity)
+		}
+		s.BlockingSeverity = f.BlockingSeverity
+	}
+	if review.SeverityRank(s.BlockingSeverity) <= review.SeverityRank(s.FixSeverity) {
+		return nil
+	}
+	switch {
+	case f.FixSeverity != "" && f.BlockingSeverity != "":
+		return fmt.Errorf("%s: blocking_severity %q is below fix_severity %q: from iteration 2 a new finding would block where iteration 1 let it pass; set blocking_severity to %s or above, or lower fix_severity", FileName, s.BlockingSeverity, s.FixSeverity, s.FixSeverity)
+	case f.FixSeverity != "":
+		s.BlockingSeverity = s.FixSeverity
+	default:
+		s.FixSeverity = s.BlockingSeverity
+		if s.FixSeverity == "info" {
+			s.FixSeverity = "low" // info never blocks
+		}
+	}
+	return nil
 }
 
 // Roster picks the reviewers of a run: --reviewers exactly when given;

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
@@ -120,5 +121,52 @@ func TestResolveAndRoster(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"reviewers":{"nitpicker":true}}`), 0o644)
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), `unknown reviewer "nitpicker"`) {
 		t.Errorf("Load with an unknown reviewer: err = %v", err)
+	}
+}
+
+// TestSeverityBars: fix_severity (iteration 1) and blocking_severity (later
+// iterations) from whetstone.json; the one not set follows the other, and
+// a blocking_severity below fix_severity is an error that names both.
+func TestSeverityBars(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ body, fix, blocking, err string }{
+		{`{}`, "medium", "high", ""},
+		{`{"fix_severity":"low"}`, "low", "high", ""},
+		{`{"fix_severity":"high"}`, "high", "high", ""},
+		{`{"fix_severity":"critical"}`, "critical", "critical", ""}, // blocking follows it up
+		{`{"blocking_severity":"medium"}`, "medium", "medium", ""},
+		{`{"blocking_severity":"low"}`, "low", "low", ""}, // fix follows it down: the rule before fix_severity existed
+		{`{"blocking_severity":"info"}`, "low", "info", ""},
+		{`{"fix_severity":"low","blocking_severity":"critical"}`, "low", "critical", ""},
+		{`{"fix_severity":"high","blocking_severity":"medium"}`, "", "", `blocking_severity "medium" is below fix_severity "high"`},
+		{`{"fix_severity":"info"}`, "", "", `fix_severity must be one of critical, high, medium, low (got "info")`},
+		{`{"fix_severity":"Medium"}`, "", "", `fix_severity must be one of critical, high, medium, low (got "Medium")`},
+		{`{"blocking_severity":"urgent"}`, "", "", `blocking_severity must be one of critical, high, medium, low, info (got "urgent")`},
+	} {
+		os.WriteFile(filepath.Join(dir, FileName), []byte(tt.body), 0o644)
+		f, err := Load(dir)
+		if err != nil {
+			t.Fatalf("Load(%s): %v", tt.body, err)
+		}
+		s, err := Resolve(f, Args{})
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("Resolve(%s): err = %v, want %q", tt.body, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || s.FixSeverity != tt.fix || s.BlockingSeverity != tt.blocking {
+			t.Errorf("Resolve(%s) = fix %q, blocking %q, %v; want %q, %q", tt.body, s.FixSeverity, s.BlockingSeverity, err, tt.fix, tt.blocking)
+		}
+	}
+}
+
+// TestDefaultsAreTheDefaultRule: the rule the user's guide states
+// (review.DefaultRule) is the one a run without whetstone.json applies.
+func TestDefaultsAreTheDefaultRule(t *testing.T) {
+	got := review.Policy{ConfidenceThreshold: Defaults.ConfidenceThreshold, FixSeverity: Defaults.FixSeverity,
+		BlockingSeverity: Defaults.BlockingSeverity, PreExistingBlocks: Defaults.PreExistingBlocks}
+	if diff := cmp.Diff(review.DefaultPolicy, got); diff != "" {
+		t.Errorf("config.Defaults do not match review.DefaultPolicy (-want +got):\n%s", diff)
 	}
 }

@@ -345,9 +345,9 @@ func TestHotStateStaysSmall(t *testing.T) {
 // numbers; each reviewer is asked to check only the fixes of findings it
 // raised; dispatch lines carry run_in_background as configured.
 func TestPromptsStateTheRunsRuleAndTheChange(t *testing.T) {
-	s := Settings{Depth: "standard", MaxIterations: 5, ConfidenceThreshold: 70, BlockingSeverity: "medium", PreExistingBlocks: true}
+	s := Settings{Depth: "standard", MaxIterations: 5, ConfidenceThreshold: 70, FixSeverity: "medium", BlockingSeverity: "medium", PreExistingBlocks: true}
 	r := New("r-1", "s", s, []string{"critic", "pedant"}, t0)
-	rule := review.Rule(70, "medium", true)
+	rule := review.Policy{ConfidenceThreshold: 70, FixSeverity: "medium", BlockingSeverity: "medium", PreExistingBlocks: true}.Rule()
 	for _, name := range []string{"critic", "pedant"} {
 		p := r.Task(name)
 		for _, want := range []string{rule, ".whetstone/runs/r-1/iter-1/diff.patch", ".whetstone/runs/r-1/context.json", "a finding below confidence 70 is kept as a note"} {

@@ -62,6 +62,7 @@ type Settings struct {
 	Depth               string   `json:"depth"`
 	MaxIterations       int      `json:"max_iterations"`
 	ConfidenceThreshold int      `json:"confidence_threshold"`
+	FixSeverity         string   `json:"fix_severity,omitempty"` // the least severity that blocks in iteration 1 ("": low)
 	BlockingSeverity    string   `json:"blocking_severity"`
 	Reviewers           []string `json:"reviewers,omitempty"`
 	BudgetMinutes       int      `json:"budget_minutes,omitempty"`
@@ -471,14 +472,12 @@ func (r *Run) verdict() string {
 // iteration.
 func (r *Run) Policy() review.Policy {
 	s := r.Settings
-	return review.Policy{Iteration: r.Iteration, ConfidenceThreshold: s.ConfidenceThreshold, BlockingSeverity: s.BlockingSeverity, PreExistingBlocks: s.PreExistingBlocks}
+	return review.Policy{Iteration: r.Iteration, ConfidenceThreshold: s.ConfidenceThreshold, FixSeverity: s.FixSeverity,
+		BlockingSeverity: s.BlockingSeverity, PreExistingBlocks: s.PreExistingBlocks}
 }
 
 // Rule is the blocking rule in words, with this run's settings.
-func (r *Run) Rule() string {
-	s := r.Settings
-	return review.Rule(s.ConfidenceThreshold, s.BlockingSeverity, s.PreExistingBlocks)
-}
+func (r *Run) Rule() string { return r.Policy().Rule() }
 
 // FixChecks lists the findings the named reviewer must give a verdict on
 // (fix_checks) in the round after a fix: the open ones it raised (in their

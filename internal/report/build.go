@@ -51,7 +51,7 @@ func Build(in Input) *Report {
 		Schema: Schema, Generator: "whetstone " + in.Version, RunID: r.ID, Phase: string(r.Phase),
 		StopReason: r.StopReason, Error: r.Error, Depth: s.Depth, Iterations: r.Iteration,
 		Settings: Settings{MaxIterations: s.MaxIterations, ConfidenceThreshold: s.ConfidenceThreshold,
-			BlockingSeverity: s.BlockingSeverity, PreExistingBlocks: s.PreExistingBlocks},
+			FixSeverity: s.FixSeverity, BlockingSeverity: s.BlockingSeverity, PreExistingBlocks: s.PreExistingBlocks},
 		Started: r.Created.UTC(), Reviewers: nonNil(slices.Clone(r.Roster)), Tampered: r.Tampered,
 		Unavailable: in.Unavailable, Findings: []Finding{}, Skipped: []Skipped{}, Timeline: []Round{}, History: []Step{},
 	}
@@ -177,8 +177,12 @@ func dispose(f Finding, s loop.Settings) (string, string) {
 		return BelowThreshold, fmt.Sprintf("confidence %d is below the threshold of %d", f.Confidence, s.ConfidenceThreshold)
 	case f.Severity == "info":
 		return Note, "info findings never block"
+	case f.Category == review.TestsCategory:
+		return Note, fmt.Sprintf("a tests finding (a missing or weak test) blocks only at the blocking severity (%s) or above", s.BlockingSeverity)
 	case f.FirstIteration > 1:
 		return Note, fmt.Sprintf("first raised in iteration %d below the blocking severity (%s)", f.FirstIteration, s.BlockingSeverity)
+	case s.FixSeverity != "":
+		return Note, fmt.Sprintf("below the fix severity (%s): in iteration 1 only a finding at %s or above starts a fix round", s.FixSeverity, s.FixSeverity)
 	}
 	return Note, "it does not meet the blocking rule"
 }

@@ -74,6 +74,7 @@ type Report struct {
 type Settings struct {
 	MaxIterations       int    `json:"max_iterations"`
 	ConfidenceThreshold int    `json:"confidence_threshold"`
+	FixSeverity         string `json:"fix_severity,omitempty"` // absent for a run started before the setting existed (low)
 	BlockingSeverity    string `json:"blocking_severity"`
 	PreExistingBlocks   bool   `json:"pre_existing_blocks"`
 }

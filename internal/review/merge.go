@@ -464,6 +464,9 @@ func better(a, b Finding) bool {
 	if ra, rb := SeverityRank(a.Severity), SeverityRank(b.Severity); ra != rb {
 		return ra < rb
 	}
+	if ta, tb := a.Category == TestsCategory, b.Category == TestsCategory; ta != tb {
+		return tb // the bug, not its missing test, speaks for the group (Policy.Blocks)
+	}
 	return a.Confidence > b.Confidence
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,6 +51,24 @@ func TestMergeFoldsDuplicatesAcrossReviewersAndCategories(t *testing.T) {
 	}
 	if round[0].Severity != "high" || round[0].Category != "correctness" {
 		t.Errorf("merged finding keeps the most severe report, got %s %s", round[0].Severity, round[0].Category)
+	}
+}
+
+// TestMergeBugSpeaksForItsMissingTest: the same bug filed as a missing test
+// (tests, medium: a note on its own) and as a bug (correctness, medium) is
+// one finding that blocks, whichever report came first or was surer.
+func TestMergeBugSpeaksForItsMissingTest(t *testing.T) {
+	missing := f("a.go", 10, "tests", "medium", "Sum skips the last element")
+	missing.Confidence = 99
+	bug := f("a.go", 10, "correctness", "medium", "Sum skips the last element")
+	for _, order := range [][]Report{
+		{{Reviewer: "pedant", Findings: []Finding{missing}}, {Reviewer: "critic", Findings: []Finding{bug}}},
+		{{Reviewer: "critic", Findings: []Finding{bug}}, {Reviewer: "pedant", Findings: []Finding{missing}}},
+	} {
+		_, round := Merge(nil, order, DefaultPolicy, Diff{})
+		if len(round) != 1 || !round[0].Blocking || round[0].Category != "correctness" {
+			t.Errorf("round = %+v, want one blocking correctness finding", round)
+		}
 	}
 }
 
@@ -291,24 +310,72 @@ func TestPolicyBlocks(t *testing.T) {
 		want        bool
 	}{
 		{"confident medium, iteration 1", 1, Finding{Severity: "medium", Confidence: 80}, nil, false, true},
+		{"confident low, iteration 1: a note, no fix round", 1, Finding{Severity: "low", Confidence: 100}, nil, false, false},
 		{"below confidence threshold", 1, Finding{Severity: "critical", Confidence: 79}, nil, false, false},
 		{"info never blocks", 1, Finding{Severity: "info", Confidence: 100}, nil, false, false},
 		{"pre-existing critical", 1, Finding{Severity: "critical", Confidence: 100}, nil, true, false},
+		{"missing test at medium, iteration 1: a note", 1, Finding{Severity: "medium", Confidence: 95, Category: "tests", Rule: "missing-test"}, nil, false, false},
+		{"tests finding at high, iteration 1: a broken tested contract", 1, Finding{Severity: "high", Confidence: 95, Category: "tests"}, nil, false, true},
+		{"correctness medium with a missing-test rule key still blocks: category decides", 1, Finding{Severity: "medium", Confidence: 95, Category: "correctness", Rule: "missing-test"}, nil, false, true},
 		{"new medium after iteration 1", 2, Finding{Severity: "medium", Confidence: 95}, nil, false, false},
 		{"known blocking medium after iteration 1", 2, Finding{Severity: "medium", Confidence: 95}, blocked, false, true},
 		{"known blocking, re-raised less confident", 2, Finding{Severity: "medium", Confidence: 50}, blocked, false, true},
 		{"known non-blocking medium stays a note", 3, Finding{Severity: "medium", Confidence: 95}, notBlocked, false, false},
 		{"known note escalated to high", 3, Finding{Severity: "high", Confidence: 95}, notBlocked, false, true},
+		{"iteration-1 low escalated to medium in iteration 2 stays a note", 2, Finding{Severity: "medium", Confidence: 95}, notBlocked, false, false},
 		{"new high after iteration 1", 3, Finding{Severity: "high", Confidence: 95}, nil, false, true},
 		{"known blocking, now pre-existing", 2, Finding{Severity: "high", Confidence: 95}, blocked, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := Policy{Iteration: tt.iteration, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+			p := DefaultPolicy
+			p.Iteration = tt.iteration
 			if got := p.Blocks(tt.f, tt.prev, tt.preExisting); got != tt.want {
 				t.Errorf("Blocks = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPolicyBars: fix_severity low is the rule before the setting existed
+// (and a run's state without it); a stricter bar lets more through as notes.
+func TestPolicyBars(t *testing.T) {
+	low := Finding{Severity: "low", Confidence: 90}
+	medium := Finding{Severity: "medium", Confidence: 90}
+	tests := Finding{Severity: "medium", Confidence: 90, Category: "tests"}
+	for _, tt := range []struct {
+		p                  Policy
+		low, medium, tests bool
+	}{
+		{Policy{Iteration: 1, ConfidenceThreshold: 80, BlockingSeverity: "high"}, true, true, false},
+		{Policy{Iteration: 1, ConfidenceThreshold: 80, FixSeverity: "low", BlockingSeverity: "high"}, true, true, false},
+		{Policy{Iteration: 1, ConfidenceThreshold: 80, FixSeverity: "low", BlockingSeverity: "medium"}, true, true, true},
+		{Policy{Iteration: 1, ConfidenceThreshold: 80, FixSeverity: "high", BlockingSeverity: "high"}, false, false, false},
+	} {
+		got := []bool{tt.p.Blocks(low, nil, false), tt.p.Blocks(medium, nil, false), tt.p.Blocks(tests, nil, false)}
+		if want := []bool{tt.low, tt.medium, tt.tests}; !slices.Equal(got, want) {
+			t.Errorf("%+v: low, medium, tests block = %v, want %v", tt.p, got, want)
+		}
+	}
+}
+
+// TestRuleWords: the rule in words follows the settings it states.
+func TestRuleWords(t *testing.T) {
+	for _, tt := range []struct {
+		p    Policy
+		want []string
+	}{
+		{DefaultPolicy, []string{"confidence is at least 80 and its severity is medium or above in iteration 1 and high or above from iteration 2 on", "category tests (a missing or weak test) blocks only at high or above", "is pre-existing: recorded and reported, never blocking"}},
+		{Policy{ConfidenceThreshold: 70, FixSeverity: "medium", BlockingSeverity: "medium", PreExistingBlocks: true}, []string{"at least 70 and its severity is medium or above.", "blocks only at medium or above", "including pre-existing ones"}},
+		{Policy{ConfidenceThreshold: 80, BlockingSeverity: "critical"}, []string{"low or above in iteration 1 and critical from iteration 2 on"}},
+		{Policy{ConfidenceThreshold: 80, FixSeverity: "low", BlockingSeverity: "info"}, []string{"its severity is low or above."}},
+	} {
+		got := tt.p.Rule()
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%+v: Rule() does not say %q:\n%s", tt.p, w, got)
+			}
+		}
 	}
 }
 

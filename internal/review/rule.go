@@ -27,9 +27,16 @@ const PreExistingMargin = 3
 type Policy struct {
 	Iteration           int
 	ConfidenceThreshold int    // findings below it never block on their own
-	BlockingSeverity    string // after iteration 1, new findings below it do not block
+	FixSeverity         string // in iteration 1, findings below it do not block ("": low, as before the setting existed)
+	BlockingSeverity    string // after iteration 1 new findings below it, and tests findings below it always, do not block
 	PreExistingBlocks   bool   // whetstone.json "pre_existing_blocks"; off by default
 }
+
+// TestsCategory is the category of a missing or weak test. Such a finding
+// is held to BlockingSeverity from iteration 1: a missing test is a note
+// unless the change breaks a tested contract, which the witness (a failing
+// test) or the critic (a broken contract) reports as what it is.
+const TestsCategory = "tests"
 
 // Blocks decides whether a finding keeps the loop going. prev is the
 // finding's earlier sighting (nil for a finding never seen before), and
@@ -38,8 +45,10 @@ type Policy struct {
 //  1. A pre-existing finding never blocks (unless PreExistingBlocks).
 //  2. A finding that blocked in an earlier iteration still blocks.
 //  3. info, or confidence below the threshold, does not block.
-//  4. In iteration 1 everything else blocks.
-//  5. Later, only a finding at or above BlockingSeverity does: fresh
+//  4. A tests finding blocks only at or above BlockingSeverity.
+//  5. In iteration 1, a finding at or above FixSeverity blocks: low
+//     remarks never start a fix round.
+//  6. Later, only a finding at or above BlockingSeverity does: fresh
 //     reviewers cannot move the goalposts with new minor findings.
 func (p Policy) Blocks(f Finding, prev *Entry, preExisting bool) bool {
 	switch {
@@ -49,42 +58,63 @@ func (p Policy) Blocks(f Finding, prev *Entry, preExisting bool) bool {
 		return true
 	case f.Severity == "info" || f.Confidence < p.ConfidenceThreshold:
 		return false
-	case p.Iteration <= 1:
-		return true
+	case p.Iteration <= 1 && f.Category != TestsCategory:
+		return atOrAbove(f.Severity, p.fixSeverity())
 	default:
-		return SeverityRank(f.Severity) <= SeverityRank(p.BlockingSeverity)
+		return atOrAbove(f.Severity, p.BlockingSeverity)
 	}
 }
 
-// Rule states Policy.Blocks in words, with the given settings. Agent briefs,
-// the skill, the command and every dispatch prompt carry this exact text
-// (tests fail when one drifts), so what a model is told is what the binary
-// does.
-func Rule(threshold int, blockingSeverity string, preExistingBlocks bool) string {
+// fixSeverity is FixSeverity, low when unset: a run an older whetstone
+// started (its state has no fix_severity) keeps its iteration-1 bar.
+func (p Policy) fixSeverity() string {
+	if p.FixSeverity == "" {
+		return "low"
+	}
+	return p.FixSeverity
+}
+
+func atOrAbove(severity, bar string) bool { return SeverityRank(severity) <= SeverityRank(bar) }
+
+// Rule states Policy.Blocks in words, with the policy's settings (its
+// Iteration aside). Every agent's task carries this exact text with its
+// run's settings, and the user's guide with the defaults (tests fail when
+// one drifts), so what a model is told is what the binary does.
+func (p Policy) Rule() string {
 	var b strings.Builder
 	b.WriteString("What blocks (decided by whetstone, not by you): ")
-	if preExistingBlocks {
+	if p.PreExistingBlocks {
 		fmt.Fprintf(&b, "every finding is judged, including pre-existing ones (lines more than %d lines away from every changed hunk of the diff). ", PreExistingMargin)
 	} else {
 		fmt.Fprintf(&b, "a finding whose lines are all more than %d lines away from every changed hunk of the diff is pre-existing: recorded and reported, never blocking. ", PreExistingMargin)
 	}
-	fmt.Fprintf(&b, "Otherwise a finding blocks when it blocked in an earlier iteration, or when its confidence is at least %d and its severity is not info — "+
-		"and, from iteration 2 on, for a finding not seen before, when its severity is %s. ", threshold, atLeast(blockingSeverity))
+	fix, later := atLeast(p.fixSeverity()), atLeast(p.BlockingSeverity)
+	severity := fix + " in iteration 1 and " + later + " from iteration 2 on (for a finding not seen before)"
+	if fix == later {
+		severity = fix
+	}
+	fmt.Fprintf(&b, "Otherwise a finding blocks when it blocked in an earlier iteration, or when its confidence is at least %d and its severity is %s. ", p.ConfidenceThreshold, severity)
+	fmt.Fprintf(&b, "A finding of category %s (a missing or weak test) blocks only at %s: a missing test is a note unless the change breaks a tested contract. ", TestsCategory, later)
 	b.WriteString("Everything else is recorded and reported as a note.")
 	return b.String()
 }
 
-// DefaultRule is Rule with the default settings, as the static texts (agent
-// briefs, the skill, the command) state it.
-func DefaultRule() string { return Rule(80, "high", false) }
+// DefaultPolicy is the policy with the default settings (whetstone.json
+// without a key, as config.Defaults holds them).
+var DefaultPolicy = Policy{ConfidenceThreshold: 80, FixSeverity: "medium", BlockingSeverity: "high"}
 
+// DefaultRule is the rule with the default settings, as the static texts
+// (the user's guide) state it.
+func DefaultRule() string { return DefaultPolicy.Rule() }
+
+// atLeast names a severity bar in words: "medium or above". info never
+// blocks, so an info bar reads as low.
 func atLeast(severity string) string {
-	i := SeverityRank(severity)
-	if i >= len(Severities) {
-		return severity
-	}
-	if i == 0 {
+	switch severity {
+	case "critical":
 		return "critical"
+	case "info":
+		severity = "low"
 	}
-	return strings.Join(Severities[:i+1], " or ")
+	return severity + " or above"
 }
