@@ -303,6 +303,14 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 				fmt.Fprintf(a.Log, "run %s: the files of iteration %d's fix.patch: %v\n", r.ID, next.Iteration, perr)
 			}
 			r.Edited = slices.Compact(slices.Sorted(slices.Values(append(r.Edited, edited...))))
+			// After a fix, only the reviewers with something to look at
+			// review again (loop.Run.FocusOn); an unreadable fix.patch
+			// keeps the whole roster.
+			if lenses, lerr := scope.FixLenses(fix, next); lerr != nil {
+				fmt.Fprintf(a.Log, "run %s: the lenses of iteration %d's fix.patch: %v; every reviewer reviews again\n", r.ID, next.Iteration, lerr)
+			} else {
+				r.FocusOn(lenses)
+			}
 		}
 	}
 	if err != nil {
