@@ -37,7 +37,6 @@ func focusedRun(t *testing.T, fixStatus string, lenses ...scope.Specialist) *Run
 	return r
 }
 
-
 // TestFocusedRoundAfterAFix: in iteration 2 only the critic, the reviewer
 // with a finding to check and the lens fix.patch calls for are dispatched;
 // the gate refuses the others; their tasks name fix.patch, not the whole

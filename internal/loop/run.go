@@ -111,7 +111,7 @@ type Run struct {
 	Settings    Settings             `json:"settings"`
 	Roster      []string             `json:"roster"`
 	Expected    []string             `json:"expected"`
-	Focus       map[string]string    `json:"focus,omitempty"` // a focused round after a fix: each expected reviewer → why (FocusOn)
+	Focus       map[string]string    `json:"focus,omitempty"`  // a focused round after a fix: each expected reviewer → why (FocusOn)
 	Intent      *Intent              `json:"intent,omitempty"` // what the tasks quote of the author's intent (context.json has it all)
 	Agents      map[string]*Agent    `json:"agents"`
 	Instances   map[string]*Instance `json:"instances,omitempty"`    // by agent_id
