@@ -209,11 +209,15 @@ func TestFocusedReReviewAndIntent(t *testing.T) {
 		t.Fatalf("iteration 2 expects (-want +got):\n%s", diff)
 	}
 	var agents []string
-	for _, a := range app.StatusOf(r, time.Now()).Agents {
-		agents = append(agents, a.Name)
+	st := app.StatusOf(r, time.Now())
+	for _, a := range st.Agents {
+		agents = append(agents, a.Name+": "+a.Why)
 	}
-	if diff := cmp.Diff([]string{"critic", "pedant"}, agents); diff != "" {
+	if diff := cmp.Diff([]string{"critic: reviews every fix for regressions", "pedant: checks 1 finding it raised"}, agents); diff != "" {
 		t.Errorf("status agents (-want +got):\n%s", diff)
+	}
+	if text := st.Text(false); !strings.Contains(text, "pedant  not dispatched · checks 1 finding it raised") {
+		t.Errorf("status does not say why pedant looks again:\n%s", text)
 	}
 	if reason := d.dispatch("witness"); !strings.Contains(reason, "not part of the review phase") {
 		t.Errorf("the witness, with nothing to look at, was not refused: %q", reason)
