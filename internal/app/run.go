@@ -314,7 +314,11 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 			// After a fix, only the reviewers with something to look at
 			// review again (loop.Run.FocusOn); an unreadable fix.patch
 			// keeps the whole roster.
-			if lenses, lerr := scope.FixLenses(fix, next); lerr != nil {
+			globs := map[string][]string{}
+			if file, cerr := config.Load(proj.Root); cerr == nil {
+				globs = file.Specialists
+			}
+			if lenses, lerr := scope.FixLenses(fix, next, globs); lerr != nil {
 				fmt.Fprintf(a.Log, "run %s: the lenses of iteration %d's fix.patch: %v; every reviewer reviews again\n", r.ID, next.Iteration, lerr)
 			} else {
 				r.FocusOn(lenses)

@@ -18,7 +18,7 @@ const pedantLines = 30
 // documentation; silent failures not in tests either).
 var coreRules = sync.OnceValue(func() []contentRule {
 	return []contentRule{
-		{"security-reviewer", regexp.MustCompile(`(?i)exec\.Command|os/exec|subprocess|\beval\(|child_process|\bsql\b|\.Query(Row)?(Context)?\(|\.Exec(Context)?\(|crypto|password|passwd|secret|\btoken\b|\bauth|permission|chmod|html/template|text/template|innerHTML|dangerouslySetInnerHTML|pickle|yaml\.load|\bunsafe\b|filepath\.Join|os\.(Open|Create|ReadFile|WriteFile|Remove)|http\.|url\.Parse|Unmarshal|deserializ`), true},
+		{"security-reviewer", regexp.MustCompile(`(?i)exec\.Command|os/exec|subprocess|\beval\(|child_process|\bsql\b|\.Query(Row)?(Context)?\(|\.Exec(Context)?\(|crypto|password|passwd|secret|\btoken\b|\bauth(\b|[nz]\b|entic|ori[sz])|permission|chmod|html/template|text/template|innerHTML|dangerouslySetInnerHTML|pickle|yaml\.load|\bunsafe\b|filepath\.Join|os\.(Open|Create|ReadFile|WriteFile|Remove)|http\.|url\.Parse|Unmarshal|deserializ`), true},
 		{"silent-failure-hunter", regexp.MustCompile(`\berr\b|\berror\b|\bcatch\b|\bexcept\b|\brescue\b|recover\(|\bpanic\(|\.unwrap\(|\btry\b|\bfinally\b|\b_ = |\?\?|\bfallback\b|\bdefault:`), false},
 	}
 })
@@ -32,9 +32,11 @@ var coreRules = sync.OnceValue(func() []contentRule {
 // verified must be verified again), the security reviewer for a file
 // triaged deep or a security-shaped added line, the silent-failure hunter
 // for an added line that handles or drops an error outside a test, the
-// pedant when the fix adds a file or 30 lines or more. Files c triages
-// skip select nothing. The critic is not named: it reviews every fix.
-func FixLenses(fix []byte, c Context) ([]Specialist, error) {
+// pedant when the fix adds a file or 30 lines or more. The user's globs
+// (whetstone.json "specialists", globs) count as at the start. Files c
+// triages skip select nothing. The critic is not named: it reviews every
+// fix.
+func FixLenses(fix []byte, c Context, globs map[string][]string) ([]Specialist, error) {
 	parsed, _, err := gitdiff.Parse(bytes.NewReader(fix))
 	if err != nil {
 		return nil, fmt.Errorf("read fix.patch: %w", err)
@@ -96,7 +98,7 @@ func FixLenses(fix []byte, c Context) ([]Specialist, error) {
 	if added >= pedantLines {
 		add("pedant", fmt.Sprintf("the fix adds %d lines", added))
 	}
-	called, _ := specialists(changes, Request{})
+	called, _ := specialists(changes, Request{Specialists: globs})
 	for _, s := range called {
 		add(s.Name, s.Reason)
 	}

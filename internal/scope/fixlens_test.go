@@ -28,7 +28,7 @@ func TestFixLenses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lenses, err := FixLenses(fix, next)
+		lenses, err := FixLenses(fix, next, map[string][]string{"api-reviewer": {"b.go"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,6 +53,7 @@ func TestFixLenses(t *testing.T) {
 		"security-reviewer: a.go:3 adds \"sql\"",
 		"silent-failure-hunter: a.go:6 adds \"error\"",
 		"pedant: b.go is a new file",
+		"api-reviewer: b.go matches b.go (whetstone.json)",
 		"database-reviewer: a.go:3 adds \"\\\"database/sql\\\"\"",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
