@@ -114,8 +114,9 @@ func JobLine(id string, iteration int, name string) string {
 
 // Task is the whole of what an agent of the current phase is asked to do,
 // given to it when it starts (SubagentStart): a reviewer's task names the
-// files that hold the change (docs/design.md), the fixes it must check and
-// the run's blocking rule.
+// files that hold the change (docs/design.md) — in a focused round after a
+// fix, fix.patch to review instead of the whole change, and its job —, the
+// author's intent, the fixes it must check and the run's blocking rule.
 func (r *Run) Task(name string) string {
 	var b strings.Builder
 	dir := fmt.Sprintf("%s/iter-%d", r.Dir(), r.Iteration)
