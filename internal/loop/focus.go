@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/whetstone-dev/whetstone/internal/review"
@@ -15,8 +16,11 @@ const Regressions = "critic"
 // FocusOn narrows the review round a fix just led to (docs/design.md,
 // "Focused re-reviews"): it expects only the critic (every fix is reviewed
 // for regressions), each reviewer with findings of its own to check
-// (FixChecks), and each reviewer whose lens has something in fix.patch
-// (lenses, from scope.FixLenses). Focus records why each one is expected.
+// (FixChecks), each reviewer whose lens has something in fix.patch
+// (lenses, from scope.FixLenses), and each reviewer that failed in the
+// last review round, which reviews the whole change (WholeChange): no
+// change is approved that a reviewer of the roster never delivered on.
+// Focus records why each one is expected.
 // Any other round — the first, a confirmation pass after a clean round, a
 // re-review after a failed reviewer — keeps the whole roster on the whole
 // change, and so does a round FocusOn is never called for (fix.patch could
@@ -37,6 +41,8 @@ func (r *Run) FocusOn(lenses []scope.Specialist) {
 	for _, name := range r.Roster {
 		var reason string
 		switch ids := r.FixChecks(name); {
+		case slices.Contains(r.RoundFailed, name):
+			reason = WholeChange
 		case name == Regressions:
 			reason = "reviews every fix for regressions"
 		case len(ids) > 0:
@@ -57,6 +63,15 @@ func (r *Run) FocusOn(lenses []scope.Specialist) {
 
 // maxWhy bounds the reason a focused round names for a reviewer.
 const maxWhy = 160
+
+// WholeChange is why a focused round expects a reviewer that failed in the
+// last review round: it never delivered on the change, so it reviews all
+// of it.
+const WholeChange = "failed in the last round: reviews the whole change"
+
+// focused reports whether name's task in this round is the fixer's work
+// rather than the whole change.
+func (r *Run) focused(name string) bool { return r.Focus != nil && r.Focus[name] != WholeChange }
 
 // focusLine is what a focused round's instructions tell the orchestrator:
 // how many of the reviewers look at the fixer's work, and that the others

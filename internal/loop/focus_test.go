@@ -164,3 +164,22 @@ func TestOnlyAfterAFixIsARoundFocused(t *testing.T) {
 		t.Errorf("FocusOn after an agent started narrowed the round to %v", r.Expected)
 	}
 }
+
+// TestFocusedRoundBringsBackAFailedReviewer: a reviewer that failed in
+// the round before the fix never delivered on the change: the focused
+// round expects it, on the whole change, so a clean focused round cannot
+// approve what it never reviewed.
+func TestFocusedRoundBringsBackAFailedReviewer(t *testing.T) {
+	r := New("r-1", "s", settings("standard"), focusRoster, t0)
+	for r.Reject("security-reviewer") {
+	}
+	reviewed(r, t0, cleanOf("critic"), finding("pedant", "medium", 90, 10, "misleading name"), cleanOf("witness"), cleanOf("database-reviewer"))
+	r.Apply(&Event{Kind: FixDone, Now: t0, Fix: &review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: "fixed"}}}})
+	r.FocusOn(nil)
+	if diff := cmp.Diff([]string{"critic", "pedant", "security-reviewer"}, r.Expected); diff != "" {
+		t.Fatalf("expected (-want +got):\n%s", diff)
+	}
+	if task := r.Task("security-reviewer"); strings.Contains(task, "not the whole change again") || !strings.Contains(task, "The change: .whetstone/runs/r-1/iter-2/diff.patch") {
+		t.Errorf("the failed reviewer is not asked to review the whole change:\n%s", task)
+	}
+}

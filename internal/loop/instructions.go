@@ -137,7 +137,7 @@ func (r *Run) Task(name string) string {
 		b.WriteString("Your final message: exactly one fenced json block holding a whetstone.validation/v1 report with one result per id above.\n")
 	default:
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
-		if r.Focus != nil {
+		if r.focused(name) {
 			r.focusedTask(&b, name, dir)
 		} else {
 			fmt.Fprintf(&b, "The change: %s/diff.patch (unified diff, base → working tree; untracked files appear as additions). "+
@@ -146,7 +146,7 @@ func (r *Run) Task(name string) string {
 		r.intentLine(&b, name)
 		if r.Iteration > 1 {
 			prev := fmt.Sprintf("%s/iter-%d", r.Dir(), r.Iteration-1)
-			if r.Focus == nil {
+			if !r.focused(name) {
 				fmt.Fprintf(&b, "What the fixer changed since the last review: %s/fix.patch. ", dir)
 			}
 			fmt.Fprintf(&b, "Earlier findings: %s/verdict.json; the fixer's report: %s/fix.json.\n", prev, prev)
