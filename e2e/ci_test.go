@@ -84,7 +84,19 @@ func TestCIRecipe(t *testing.T) {
 			return nil
 		},
 	}.Script())
-	s.claude("/whetstone:review --since origin/main")
+	// The recipe writes the pull request's title and description to
+	// .whetstone/pull-request.md and names it with --intent.
+	recipe, err := os.ReadFile(filepath.Join("..", "docs", "ci", "whetstone-review.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"> .whetstone/pull-request.md", `/whetstone:review --since origin/${GITHUB_BASE_REF} --intent .whetstone/pull-request.md"`} {
+		if !strings.Contains(string(recipe), want) {
+			t.Fatalf("the CI recipe lacks %q", want)
+		}
+	}
+	r.write(map[string]string{".whetstone/pull-request.md": "Report the maximum\n\nMax is now reported in the summary.\n"})
+	s.claude("/whetstone:review --since origin/main --intent .whetstone/pull-request.md")
 
 	run := wantRun(t, r, "done", "", "APPROVE_WITH_NOTES", 1)
 	sarif, code := s.whetstone("report", "--format", "sarif")
@@ -101,8 +113,20 @@ func TestCIRecipe(t *testing.T) {
 	if out, code := s.whetstone("report", "--exit-code"); code != 0 || !strings.Contains(out, "**Verdict: APPROVE_WITH_NOTES**") {
 		t.Errorf("report --exit-code on an approved run: exit %d, want 0; report:\n%s", code, out)
 	}
-	if ctx := r.read(runFile(run, "context.json")); !strings.Contains(ctx, `"base_ref": "origin/main"`) {
+	ctx := r.read(runFile(run, "context.json"))
+	if !strings.Contains(ctx, `"base_ref": "origin/main"`) {
 		t.Errorf("the run did not review the branch against origin/main:\n%.400s", ctx)
+	}
+	// The author's intent: the commit's message and the description.
+	for _, want := range []string{`"subject": "change"`, `"description": "Report the maximum\n\nMax is now reported in the summary."`} {
+		if !strings.Contains(ctx, want) {
+			t.Errorf("context.json lacks %s", want)
+		}
+	}
+	for _, c := range s.reviewerCalls() {
+		if !strings.Contains(c.req.SystemMessages(), `(the messages of the 1 reviewed commit and the pull-request description): "intent" in`) {
+			t.Errorf("%s's task does not name the intent:\n%s", c.reviewer, c.req.SystemMessages())
+		}
 	}
 	if _, err := os.Stat(filepath.Join(r.dir, "whetstone.json")); err != nil {
 		t.Fatal(err)

@@ -61,6 +61,11 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	if err != nil {
 		return refuse(err)
 	}
+	// The author's intent: the reviewed commits' messages and the
+	// description --intent names (a bad file refuses the start).
+	if change.Intent, err = scope.ReadIntent(ctx, proj.Root, change, args.Intent); err != nil {
+		return refuse(err)
+	}
 	// Nothing under .whetstone may lead out of the project: a symlinked
 	// .whetstone (or runs, sessions) is refused before anything is written.
 	for _, d := range []string{proj.dir("runs"), proj.dir("sessions")} {
@@ -148,7 +153,7 @@ func ignoredArgs(r *loop.Run, a config.Args) []string {
 	for _, f := range []struct {
 		set  bool
 		word string
-	}{{a.Since != "", "--since " + a.Since}, {a.Staged, "--staged"}, {a.Uncommitted, "--uncommitted"}, {a.LastCommit, "--last-commit"}, {a.Force, "--force"}} {
+	}{{a.Since != "", "--since " + a.Since}, {a.Staged, "--staged"}, {a.Uncommitted, "--uncommitted"}, {a.LastCommit, "--last-commit"}, {a.Force, "--force"}, {a.Intent != "", "--intent " + a.Intent}} {
 		if f.set {
 			scopeWords = append(scopeWords, f.word)
 		}
@@ -211,6 +216,9 @@ func (a *App) create(proj Project, session, previous string, s loop.Settings, ro
 		return nil, err
 	}
 	r := loop.New(id, session, s, roster, a.Now())
+	if in := change.Intent; in != nil {
+		r.Intent = loop.NewIntent(in.Subjects(), len(in.Commits)+in.Omitted, in.Description != "")
+	}
 	a.baseline(proj, r)
 	if _, err := proj.saveCold(r); err != nil {
 		return nil, err
@@ -303,6 +311,18 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 				fmt.Fprintf(a.Log, "run %s: the files of iteration %d's fix.patch: %v\n", r.ID, next.Iteration, perr)
 			}
 			r.Edited = slices.Compact(slices.Sorted(slices.Values(append(r.Edited, edited...))))
+			// After a fix, only the reviewers with something to look at
+			// review again (loop.Run.FocusOn); an unreadable fix.patch
+			// keeps the whole roster.
+			globs := map[string][]string{}
+			if file, cerr := config.Load(proj.Root); cerr == nil {
+				globs = file.Specialists
+			}
+			if lenses, lerr := scope.FixLenses(fix, next, globs); lerr != nil {
+				fmt.Fprintf(a.Log, "run %s: the lenses of iteration %d's fix.patch: %v; every reviewer reviews again\n", r.ID, next.Iteration, lerr)
+			} else {
+				r.FocusOn(lenses)
+			}
 		}
 	}
 	if err != nil {

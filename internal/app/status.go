@@ -52,6 +52,7 @@ type AgentStatus struct {
 	Name       string `json:"name"`
 	Status     string `json:"status"` // not dispatched | dispatched | reported | failed
 	Rejections int    `json:"rejections,omitempty"`
+	Why        string `json:"why,omitempty"` // a focused round after a fix: why this reviewer looks again
 }
 
 // Severities counts findings by severity, most severe first.
@@ -80,7 +81,7 @@ func StatusOf(r *loop.Run, now time.Time) Status {
 		s.Blocking = []string{}
 	}
 	for _, n := range r.Expected {
-		as := AgentStatus{Name: n, Status: "not dispatched"}
+		as := AgentStatus{Name: n, Status: "not dispatched", Why: r.Focus[n]}
 		if ag := r.Agents[n]; ag != nil {
 			as.Status, as.Rejections = ag.Status, ag.Rejections
 		}
@@ -141,6 +142,9 @@ func (s Status) Text(colour bool) string {
 			}
 			if a.Rejections > 0 {
 				st += fmt.Sprintf(" (%s rejected)", review.Plural(a.Rejections, "report"))
+			}
+			if a.Why != "" {
+				st += " · " + review.CleanLine(a.Why)
 			}
 			fmt.Fprintf(&b, "%s%-*s  %s\n", label, width, a.Name, st)
 		}

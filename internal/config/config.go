@@ -138,6 +138,7 @@ type Args struct {
 	MaxIterations int
 	Reviewers     []string
 	Restart       bool
+	Intent        string // --intent FILE: the pull-request description
 }
 
 // IsCommand reports whether a prompt invokes /whetstone:review.
@@ -218,19 +219,19 @@ func ParseArgs(prompt string) (Args, error) {
 					a.Reviewers = append(a.Reviewers, r)
 				}
 			}
-		case "since":
+		case "since", "intent":
 			v, err := needValue()
 			if err != nil {
 				return a, err
 			}
-			a.Since = v
+			*map[string]*string{"since": &a.Since, "intent": &a.Intent}[name] = v
 		case "restart", "staged", "uncommitted", "last-commit", "force":
 			set := map[string]*bool{"restart": &a.Restart, "staged": &a.Staged, "uncommitted": &a.Uncommitted, "last-commit": &a.LastCommit, "force": &a.Force}[name]
 			if err := noValue(name, hasValue, set); err != nil {
 				return a, err
 			}
 		default:
-			return a, fmt.Errorf("unknown flag --%s (flags: paths or globs, --since REF, --staged, --uncommitted, --last-commit, --force, --depth quick|standard|deep, --max-iterations N, --reviewers a,b, --restart)", name)
+			return a, fmt.Errorf("unknown flag --%s (flags: paths or globs, --since REF, --staged, --uncommitted, --last-commit, --force, --depth quick|standard|deep, --max-iterations N, --reviewers a,b, --intent FILE, --restart)", name)
 		}
 	}
 	return a, nil

@@ -76,6 +76,7 @@ func (r *Run) Instructions(c Client) string {
 	if len(pending) == 1 {
 		what = "this agent now with the " + tool + " tool. The line below is the " + tool + " call"
 	}
+	b.WriteString(r.focusLine())
 	fmt.Fprintf(&b, "Dispatch %s: use the JSON after %q as the tool input, unchanged.\n", what, strings.TrimSpace(DispatchMarker))
 	for _, name := range pending {
 		d := dispatch{Type: c.AgentType(name), Description: fmt.Sprintf("whetstone %s, iteration %d", name, r.Iteration), Prompt: r.Prompt(name)}
@@ -113,8 +114,9 @@ func JobLine(id string, iteration int, name string) string {
 
 // Task is the whole of what an agent of the current phase is asked to do,
 // given to it when it starts (SubagentStart): a reviewer's task names the
-// files that hold the change (docs/design.md), the fixes it must check and
-// the run's blocking rule.
+// files that hold the change (docs/design.md) — in a focused round after a
+// fix, fix.patch to review instead of the whole change, and its job —, the
+// author's intent, the fixes it must check and the run's blocking rule.
 func (r *Run) Task(name string) string {
 	var b strings.Builder
 	dir := fmt.Sprintf("%s/iter-%d", r.Dir(), r.Iteration)
@@ -123,21 +125,31 @@ func (r *Run) Task(name string) string {
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
 		fmt.Fprintf(&b, "Fix these blocking findings, most severe first. Their details are in %s/verdict.json; the change under review is %s/diff.patch.\n", dir, dir)
 		r.listBlocking(&b)
+		r.intentLine(&b, name)
 		b.WriteString(r.Rule() + "\n")
 		b.WriteString("Make minimal changes, run the tests you can, never touch .whetstone/ or whetstone.json. Your final message: exactly one fenced json block holding a whetstone.fix/v1 report with one result per id above.\n")
 	case "validator":
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
 		fmt.Fprintf(&b, "Independently confirm or disprove each of these findings. Details: %s/verdict.json; the change: %s/diff.patch.\n", dir, dir)
 		r.listBlocking(&b)
+		r.intentLine(&b, name)
 		b.WriteString(r.Rule() + "\n")
 		b.WriteString("Your final message: exactly one fenced json block holding a whetstone.validation/v1 report with one result per id above.\n")
 	default:
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
-		fmt.Fprintf(&b, "The change: %s/diff.patch (unified diff, base → working tree; untracked files appear as additions). "+
-			"Files with status, old path, changed line ranges (hunks), triage (skip | deep | normal), the specialists chosen and why, and tool signals: %s/context.json.\n", dir, r.Dir())
+		if r.focused(name) {
+			r.focusedTask(&b, name, dir)
+		} else {
+			fmt.Fprintf(&b, "The change: %s/diff.patch (unified diff, base → working tree; untracked files appear as additions). "+
+				"Files with status, old path, changed line ranges (hunks), triage (skip | deep | normal), the specialists chosen and why, and tool signals: %s/context.json.\n", dir, r.Dir())
+		}
+		r.intentLine(&b, name)
 		if r.Iteration > 1 {
 			prev := fmt.Sprintf("%s/iter-%d", r.Dir(), r.Iteration-1)
-			fmt.Fprintf(&b, "What the fixer changed since the last review: %s/fix.patch. Earlier findings: %s/verdict.json; the fixer's report: %s/fix.json.\n", dir, prev, prev)
+			if !r.focused(name) {
+				fmt.Fprintf(&b, "What the fixer changed since the last review: %s/fix.patch. ", dir)
+			}
+			fmt.Fprintf(&b, "Earlier findings: %s/verdict.json; the fixer's report: %s/fix.json.\n", prev, prev)
 			for _, line := range r.CheckLines(name) {
 				b.WriteString(line + "\n")
 			}

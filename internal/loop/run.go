@@ -112,6 +112,8 @@ type Run struct {
 	Settings    Settings             `json:"settings"`
 	Roster      []string             `json:"roster"`
 	Expected    []string             `json:"expected"`
+	Focus       map[string]string    `json:"focus,omitempty"`  // a focused round after a fix: each expected reviewer → why (FocusOn)
+	Intent      *Intent              `json:"intent,omitempty"` // what the tasks quote of the author's intent (context.json has it all)
 	Agents      map[string]*Agent    `json:"agents"`
 	Instances   map[string]*Instance `json:"instances,omitempty"`    // by agent_id
 	Rounds      int                  `json:"rounds"`                 // completed review rounds
@@ -139,6 +141,7 @@ type Run struct {
 	Findings []review.Entry `json:"-"`
 	History  []Step         `json:"-"`
 	cold     bool
+	afterFix bool // the review round just entered follows a fix: FocusOn may narrow it
 }
 
 // Digest is what hooks need of the ledger, recomputed whenever it changes.
@@ -269,6 +272,7 @@ func (r *Run) enter(p Phase, iteration int, now time.Time, note string) {
 	r.Agents = map[string]*Agent{}
 	r.Instances = nil
 	r.Baseline = nil
+	r.Focus, r.afterFix = nil, false
 	switch p {
 	case Review:
 		r.Expected = slices.Clone(r.Roster)

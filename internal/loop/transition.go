@@ -94,6 +94,7 @@ var table = []row{
 	{Fix, FixDone, Budget, overBudget, stopOpen(Budget)},
 	{Fix, FixDone, "review", always, func(r *Run, e *Event, _ outcome) {
 		r.enter(Review, r.Iteration+1, e.Now, fmt.Sprintf("fixer claimed %s; reviewing again", review.Plural(len(r.Claimed), "fix")))
+		r.afterFix = true // the caller narrows the round with what fix.patch holds (FocusOn)
 	}},
 }
 
@@ -198,6 +199,9 @@ func (r *Run) Apply(e *Event) string {
 func (r *Run) observe(e *Event) {
 	switch {
 	case e.Kind == ReviewDone && r.Phase == Review:
+		// A focused round looked at the fixer's work and each reviewer's
+		// own findings: what it did not look at is left as it was.
+		e.Diff.Reviewers, e.Diff.FixOnly = r.Expected, r.Focus != nil
 		round := review.MergeRound(r.Findings, e.Reports, r.Policy(), e.Diff)
 		r.Findings, e.Round, e.Dropped = round.Ledger, round.Findings, round.Dropped
 		r.Rounds++

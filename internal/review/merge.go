@@ -87,6 +87,20 @@ type Diff struct {
 	// Moved maps a line of the previous review's tree to this review's (the
 	// fixer's edits move code). Nil: lines did not move.
 	Moved func(file string, line int) (string, int)
+	// Reviewers are the reviewers dispatched this round; nil means every
+	// reviewer. A finding none of them raised is not theirs to let go.
+	Reviewers []string
+	// FixOnly says the round reviewed the fixer's work (fix.patch) and the
+	// findings each reviewer was asked to check, not the whole change: not
+	// raising a finding again then says nothing about it.
+	FixOnly bool
+}
+
+// looked reports whether the round looked at e at all: it reviewed the
+// whole change and one of e's reviewers was dispatched. Otherwise an open
+// finding nobody raised again and nobody answered for is left as it is.
+func (d Diff) looked(e Entry) bool {
+	return !d.FixOnly && (d.Reviewers == nil || slices.ContainsFunc(e.Reviewers, func(n string) bool { return slices.Contains(d.Reviewers, n) }))
 }
 
 // MaxRoundFindings caps the merged findings one review round records. A
@@ -227,6 +241,14 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 		if matched[i] || !e.Open() {
 			continue
 		}
+		if len(checks[e.ID]) == 0 && !e.Blocking && !d.looked(*e) {
+			// Nobody was asked about it and nobody who could see it again
+			// looked: it stays as it was, listed as still open.
+			round = append(round, Merged{ID: e.ID, Status: e.Status, Kept: true, PreExisting: e.PreExisting, Reviewers: e.Reviewers,
+				Finding: Finding{Severity: e.Severity, Confidence: e.Confidence, Category: e.Category, Rule: e.Rule, File: e.File,
+					Line: e.Line, EndLine: e.EndLine, Title: e.Title, Description: notLooked}})
+			continue
+		}
 		status, who := settle(*e, checks[e.ID])
 		if status != StatusOpen {
 			e.Status = status
@@ -249,6 +271,10 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 	}
 	return Round{Ledger: next, Findings: round, Dropped: len(dropped)}
 }
+
+// notLooked is the description of an open finding a focused round did not
+// look at (verdict.json lists it as kept).
+const notLooked = "Still open: this round reviewed the fixer's work, and none of its reviewers was asked about this finding. Its description is in the verdict.json of the round that last raised it."
 
 // fixChecks gathers a round's fix checks: finding id → reviewer → answer.
 func fixChecks(reports []Report) map[string]map[string]string {

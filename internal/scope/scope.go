@@ -134,6 +134,9 @@ type Context struct {
 	// MaxUntracked is the untracked-file size cap the run was started
 	// with, when not the default (see untracked.go).
 	MaxUntracked int64 `json:"max_untracked_bytes,omitempty"`
+	// Intent is what the author meant: the reviewed commits' messages and
+	// the pull-request description (intent.go); nil when there is neither.
+	Intent *Intent `json:"intent,omitempty"`
 
 	large []LargeFile // the large untracked files of the snapshot (not stored)
 }

@@ -1,0 +1,105 @@
+package loop
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/scope"
+)
+
+// Regressions is the reviewer that reviews every fix for regressions: the
+// critic is in every focused round its run's roster has it in.
+const Regressions = "critic"
+
+// FocusOn narrows the review round a fix just led to (docs/design.md,
+// "Focused re-reviews"): it expects only the critic (every fix is reviewed
+// for regressions), each reviewer with findings of its own to check
+// (FixChecks), each reviewer whose lens has something in fix.patch
+// (lenses, from scope.FixLenses), and each reviewer that failed in the
+// last review round, which reviews the whole change (WholeChange): no
+// change is approved that a reviewer of the roster never delivered on.
+// Focus records why each one is expected.
+// Any other round — the first, a confirmation pass after a clean round, a
+// re-review after a failed reviewer — keeps the whole roster on the whole
+// change, and so does a round FocusOn is never called for (fix.patch could
+// not be read): FocusOn changes nothing then, nor once an agent started.
+func (r *Run) FocusOn(lenses []scope.Specialist) {
+	if !r.afterFix || r.Phase != Review || len(r.Agents) > 0 {
+		return
+	}
+	r.afterFix = false
+	lens := map[string]string{}
+	for _, l := range lenses {
+		if _, ok := lens[l.Name]; !ok {
+			lens[l.Name] = l.Reason
+		}
+	}
+	why := map[string]string{}
+	var expected []string
+	for _, name := range r.Roster {
+		var reason string
+		switch ids := r.FixChecks(name); {
+		case slices.Contains(r.RoundFailed, name):
+			reason = WholeChange
+		case name == Regressions:
+			reason = "reviews every fix for regressions"
+		case len(ids) > 0:
+			reason = "checks " + review.Plural(len(ids), "finding") + " it raised"
+		case lens[name] != "":
+			reason = "fix.patch: " + lens[name]
+		default:
+			continue
+		}
+		expected = append(expected, name)
+		why[name] = review.ShortLine(reason, maxWhy)
+	}
+	if len(expected) == 0 {
+		return // nobody to look: the whole roster does, rather than no one
+	}
+	r.Expected, r.Focus = expected, why
+}
+
+// maxWhy bounds the reason a focused round names for a reviewer.
+const maxWhy = 160
+
+// WholeChange is why a focused round expects a reviewer that failed in the
+// last review round: it never delivered on the change, so it reviews all
+// of it.
+const WholeChange = "failed in the last round: reviews the whole change"
+
+// focused reports whether name's task in this round is the fixer's work
+// rather than the whole change.
+func (r *Run) focused(name string) bool { return r.Focus != nil && r.Focus[name] != WholeChange }
+
+// focusLine is what a focused round's instructions tell the orchestrator:
+// how many of the reviewers look at the fixer's work, and that the others
+// have nothing to look at.
+func (r *Run) focusLine() string {
+	if r.Focus == nil {
+		return ""
+	}
+	skipped := len(r.Roster) - len(r.Expected)
+	if skipped <= 0 {
+		return "This round reviews the fixer's work (fix.patch).\n"
+	}
+	return fmt.Sprintf("This round reviews the fixer's work (fix.patch): %d of %d reviewers; the other %d have nothing of theirs in it and no finding to check, so do not dispatch them.\n",
+		len(r.Expected), len(r.Roster), skipped)
+}
+
+// focusedTask is the opening of a reviewer's task in a focused round: what
+// to review (fix.patch, not the whole change again), the critic's
+// regression job, and why this reviewer was dispatched.
+func (r *Run) focusedTask(b *strings.Builder, name, dir string) {
+	fmt.Fprintf(b, "This round reviews what the fixer changed, not the whole change again: %s/fix.patch (unified diff, the last reviewed tree → the fixer's). "+
+		"Read the code around it as you need; the whole change (%s/diff.patch) and %s/context.json (files, hunks, signals) are context: do not review unchanged code again.\n", dir, dir, r.Dir())
+	switch {
+	case name == Regressions:
+		b.WriteString("Your job this round: find regressions — what fix.patch breaks or gets wrong (its callers, edge cases, error paths, tests it changed) — and check the findings you raised.\n")
+	case len(r.FixChecks(name)) > 0 && !strings.HasPrefix(r.Focus[name], "fix.patch: "):
+		b.WriteString("Your job this round: check the findings you raised (below); report a new finding only in what fix.patch changes, through your lens.\n")
+	default:
+		fmt.Fprintf(b, "Your job this round: review what fix.patch changes through your lens (%s), and check any finding you raised (below).\n", review.CleanLine(r.Focus[name]))
+	}
+}
