@@ -65,6 +65,9 @@ type Request struct {
 	// Network lets the Go checks download modules (GOPROXY as set); off,
 	// they use the local module cache only.
 	Network bool
+	// VerifyCommands are whetstone.json's verify_commands, listed in
+	// Context.Verify after the detected ones.
+	VerifyCommands []string
 }
 
 // Hunk is a range of changed lines on the new side, inclusive.
@@ -127,10 +130,14 @@ type Context struct {
 	Specialists []Specialist `json:"specialists"`
 	// NotCalled are specialists a path or a line named that were not
 	// called, and why (documentation, a test, a license-only change).
-	NotCalled  []Specialist `json:"specialists_not_called"`
-	Signals    []Signal     `json:"signals"`
-	DiffBytes  int          `json:"diff_bytes"`
-	DiffTokens int          `json:"diff_tokens"`
+	NotCalled []Specialist `json:"specialists_not_called"`
+	Signals   []Signal     `json:"signals"`
+	// Verify are the commands the agents may run to build, test and lint
+	// the project: detected from its files (ecosystem.go), then
+	// whetstone.json's verify_commands. Detected again on every tree.
+	Verify     []VerifyCommand `json:"verify"`
+	DiffBytes  int             `json:"diff_bytes"`
+	DiffTokens int             `json:"diff_tokens"`
 	// MaxUntracked is the untracked-file size cap the run was started
 	// with, when not the default (see untracked.go).
 	MaxUntracked int64 `json:"max_untracked_bytes,omitempty"`
@@ -210,6 +217,7 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 		}
 	}
 	c.Specialists, c.NotCalled = specialists(changes, req)
+	c.Verify = DetectVerify(root, req.VerifyCommands)
 	if req.Checks {
 		c.Signals = checks(ctx, g, reviewed(c), req)
 	}
@@ -763,6 +771,7 @@ func Next(ctx context.Context, root string, prev Context) (next Context, diff, f
 	next.Iteration, next.Tree = prev.Iteration+1, tree
 	diff = fill(&next, changes)
 	next.Specialists, next.NotCalled, next.Signals = nonNil(prev.Specialists), nonNil(prev.NotCalled), []Signal{}
+	next.Verify = DetectVerify(root, configured(prev.Verify))
 	if len(prev.Signals) > 0 {
 		next.Signals = checks(ctx, g, reviewed(next), Request{})
 	}
