@@ -211,6 +211,7 @@ func (a *App) create(proj Project, session, previous string, s loop.Settings, ro
 		return nil, err
 	}
 	r := loop.New(id, session, s, roster, a.Now())
+	r.Verify = scope.Detected(change.Verify)
 	a.baseline(proj, r)
 	if _, err := proj.saveCold(r); err != nil {
 		return nil, err
@@ -303,6 +304,7 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 				fmt.Fprintf(a.Log, "run %s: the files of iteration %d's fix.patch: %v\n", r.ID, next.Iteration, perr)
 			}
 			r.Edited = slices.Compact(slices.Sorted(slices.Values(append(r.Edited, edited...))))
+			r.Verify = scope.Detected(next.Verify)
 		}
 	}
 	if err != nil {

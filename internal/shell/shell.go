@@ -41,12 +41,17 @@ const (
 
 // Policy is what a command is judged against.
 type Policy struct {
-	Mode      Mode
-	Root      string     // project root: absolute, symlinks resolved
-	Cwd       string     // directory the command starts in (absolute); "" means Root
-	TempDir   string     // os.TempDir() resolved; read-only agents may redirect/write under it
-	Verify    [][]string // verification command prefixes read-only agents may run, e.g. {"go","test"}; nil means DefaultVerify()
-	Protected []string   // absolute paths no command may name at all, reads included (whetstone's MAC key file and its directory); compare case-insensitively, after cleaning
+	Mode    Mode
+	Root    string     // project root: absolute, symlinks resolved
+	Cwd     string     // directory the command starts in (absolute); "" means Root
+	TempDir string     // os.TempDir() resolved; read-only agents may redirect/write under it
+	Verify  [][]string // verification command prefixes read-only agents may run, e.g. {"go","test"}; nil means DefaultVerify()
+	// Exact are verification commands allowed only word for word and
+	// only from Root, e.g. {"npm","test"}: the project's commands that
+	// whetstone detected (scope.DetectVerify), whose extra arguments
+	// could run anything (npm test --script-shell=…, make test SHELL=…).
+	Exact     [][]string
+	Protected []string // absolute paths no command may name at all, reads included (whetstone's MAC key file and its directory); compare case-insensitively, after cleaning
 }
 
 // DefaultVerify is what read-only agents may run to build and test by
