@@ -29,7 +29,11 @@ func ecosystemProject(t *testing.T, a *app.App, session string, files map[string
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		mode := os.FileMode(0o644)
+		if strings.Contains(name, ".bin/") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,5 +134,34 @@ func TestNodeAndPythonTestsAreContained(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProjectCheckerRunsInTheSandbox: eslint from the project's
+// node_modules is the project's code; at the start of a run it runs in the
+// sandbox, so its report reaches context.json while its writes to the
+// project vanish. Without a sandbox it is skipped, saying why.
+func TestProjectCheckerRunsInTheSandbox(t *testing.T) {
+	keyDir := containKeyDir(t)
+	eslint := "#!/bin/sh\necho pwned > README.md\necho \"src/a.js:1:7: 'x' is assigned a value but never used. [Error/no-unused-vars]\"\nexit 1\n"
+	files := map[string]string{"README.md": "victim\n", "eslint.config.js": "export default [];\n", "src/a.js": "const x = 1;\n",
+		"node_modules/.bin/eslint": eslint, ".gitignore": "node_modules/\n"}
+	for i, withSandbox := range []bool{true, false} {
+		a := containApp(t, keyDir, withSandbox)
+		root, runDir := ecosystemProject(t, a, fmt.Sprintf("c7000000-0000-4000-8000-00000000000%d", i), files)
+		context, err := os.ReadFile(filepath.Join(runDir, "context.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := gjson.GetBytes(context, `signals.#(tool=="eslint")`)
+		if withSandbox && (s.Get("status").String() != "candidates" || s.Get("candidates.0.file").String() != "src/a.js") {
+			t.Errorf("with a sandbox, eslint's signal is %s", s.Raw)
+		}
+		if !withSandbox && (s.Get("status").String() != "skipped" || !strings.Contains(s.Get("output").String(), "there is none here")) {
+			t.Errorf("without a sandbox, eslint's signal is %s, want skipped with why", s.Raw)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, "README.md")); string(b) != "victim\n" {
+			t.Errorf("eslint's write reached the project: README.md is %q", b)
+		}
 	}
 }

@@ -57,7 +57,9 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
 	defer cancel()
-	change, patch, err := scope.Detect(ctx, proj.Root, config.ScopeRequest(file, args))
+	req := config.ScopeRequest(file, args)
+	req.Contain = a.containCheck(proj, settings.Sandbox)
+	change, patch, err := scope.Detect(ctx, proj.Root, req)
 	if err != nil {
 		return refuse(err)
 	}
@@ -295,7 +297,7 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 		defer cancel()
 		var next scope.Context
 		var diff, fix []byte
-		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev); err == nil {
+		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev, a.containCheck(proj, r.Settings.Sandbox)); err == nil {
 			err = writeRound(dir, next, diff, fix)
 		}
 		if err == nil {

@@ -68,6 +68,9 @@ type Request struct {
 	// VerifyCommands are whetstone.json's verify_commands, listed in
 	// Context.Verify after the detected ones.
 	VerifyCommands []string
+	// Contain runs the project's configured checkers, which execute its
+	// code, in the sandbox; nil skips them.
+	Contain Contain
 }
 
 // Hunk is a range of changed lines on the new side, inclusive.
@@ -727,8 +730,10 @@ func orDefault[T int | time.Duration](v, def T) T {
 // the scope gets the built-in triage. Size gates do not apply. When prev
 // has signals (the checks were on at the start), they run again on the new
 // tree, offline: the reviewers of the fixer's work must not read the tool
-// output of the tree before it, and the start filled the module cache.
-func Next(ctx context.Context, root string, prev Context) (next Context, diff, fix []byte, err error) {
+// output of the tree before it, and the start filled the module cache;
+// the project's checkers run through contain, when given. The verification
+// commands are detected again from the new tree.
+func Next(ctx context.Context, root string, prev Context, contain ...Contain) (next Context, diff, fix []byte, err error) {
 	g := git{dir: root}
 	tree, large, err := workTree(ctx, g, prev.MaxUntracked)
 	if err != nil {
@@ -773,7 +778,11 @@ func Next(ctx context.Context, root string, prev Context) (next Context, diff, f
 	next.Specialists, next.NotCalled, next.Signals = nonNil(prev.Specialists), nonNil(prev.NotCalled), []Signal{}
 	next.Verify = DetectVerify(root, configured(prev.Verify))
 	if len(prev.Signals) > 0 {
-		next.Signals = checks(ctx, g, reviewed(next), Request{})
+		req := Request{}
+		if len(contain) > 0 {
+			req.Contain = contain[0]
+		}
+		next.Signals = checks(ctx, g, reviewed(next), req)
 	}
 	return next, diff, fix, nil
 }

@@ -26,6 +26,11 @@ var diagnostic = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(?:vet: )?([^:\s][^:]*):(\d+)(?::\d+)?: (.+)$`)
 })
 
+// tscDiagnostic is tsc's "file(line,col): message".
+var tscDiagnostic = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([^(\s][^(]*)\((\d+),\d+\): (.+)$`)
+})
+
 // check is one deterministic tool to run.
 type check struct {
 	tool string
@@ -33,14 +38,27 @@ type check struct {
 	env  []string
 	// names parses output that lists file names, not diagnostics (gofmt -l).
 	names string
+	// code marks a checker that runs the project's code (its node_modules,
+	// a JavaScript configuration, mypy plugins, build scripts): it runs
+	// only through Request.Contain.
+	code bool
 }
+
+// Contain runs a checker that executes the project's code in whetstone's
+// sandbox: it returns the command line that runs argv there, or why argv
+// may not run at all (no sandbox, and whetstone.json does not let code run
+// without one). The app provides it; without one such checkers are
+// skipped.
+type Contain func(argv []string) (wrapped []string, why string)
 
 // checks runs the deterministic tools concurrently, each within the
 // request's timeout, and returns their signals in a fixed order. The Go
 // tools run only for a Go module at root and only when the working tree is
 // the reviewed state (they read the working tree), in the goSandbox
 // environment; `go build -o os.DevNull` never writes a binary. A tool that
-// is not installed is left out. Every file operand follows "--".
+// is not installed is left out. Every file operand follows "--". The
+// project's configured checkers (projectChecks) follow, run through
+// req.Contain.
 func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 	timeout := orDefault(req.CheckTimeout, DefaultCheckTimeout)
 	changed := map[string]bool{}
@@ -73,16 +91,31 @@ func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 			list = append(list, check{tool: "staticcheck", args: []string{"staticcheck", "--", "./..."}, env: env})
 		}
 	}
+	if treeIsReviewed(ctx, g, c) {
+		list = append(list, projectChecks(g.dir, c)...)
+	}
 	signals := make([]*Signal, len(list))
 	var wg sync.WaitGroup
 	for i, ch := range list {
-		if _, err := exec.LookPath(ch.args[0]); err != nil {
+		if _, err := exec.LookPath(ch.args[0]); err != nil && !strings.Contains(ch.args[0], "/") {
 			continue
+		}
+		run := ch
+		if ch.code {
+			why := "it runs the project's code and whetstone was given no sandbox to run it in"
+			if req.Contain != nil {
+				run.args, why = req.Contain(ch.args)
+			}
+			if why != "" {
+				signals[i] = &Signal{Tool: ch.tool, Command: strings.Join(ch.args, " "), Status: "skipped", Output: "not run: " + why}
+				continue
+			}
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			signals[i] = runCheck(ctx, g.dir, ch, timeout, changed)
+			signals[i] = runCheck(ctx, g.dir, run, timeout, changed)
+			signals[i].Command = strings.Join(ch.args, " ")
 		}()
 	}
 	wg.Wait()
@@ -107,11 +140,57 @@ func goTools(ctx context.Context, g git, c Context) bool {
 	if _, err := exec.LookPath("go"); err != nil {
 		return false
 	}
+	return treeIsReviewed(ctx, g, c)
+}
+
+// treeIsReviewed reports whether the working tree, which the tools read,
+// holds exactly the reviewed state.
+func treeIsReviewed(ctx context.Context, g git, c Context) bool {
 	if c.Mode == ModeStaged || c.Mode == ModeLastCommit {
 		tree, _, err := workTree(ctx, g, c.MaxUntracked)
 		return err == nil && tree == c.Tree
 	}
 	return true
+}
+
+// projectChecks are the checkers the project configures (ecosystem.go,
+// configuredCheckers): tsc --noEmit and eslint from its node_modules, ruff
+// and mypy on PATH, cargo clippy. eslint, ruff and mypy take the changed
+// files that are not skipped; tsc and clippy check the whole project, as
+// their configuration says. All run through Contain: node_modules, an
+// eslint.config.js, a mypy plugin and a build.rs are the project's code,
+// and a ruff on PATH may be the project's own virtualenv's.
+func projectChecks(root string, c Context) []check {
+	var js, py []string
+	for _, f := range c.Files {
+		if f.Triage == "skip" || f.Status == "deleted" {
+			continue
+		}
+		switch path.Ext(f.Path) {
+		case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
+			js = append(js, f.Path)
+		case ".py", ".pyi":
+			py = append(py, f.Path)
+		}
+	}
+	on := configuredCheckers(root)
+	var list []check
+	if on.tsc {
+		list = append(list, check{tool: "tsc", args: []string{"node_modules/.bin/tsc", "--noEmit", "--pretty", "false"}, code: true})
+	}
+	if on.eslint && len(js) > 0 {
+		list = append(list, check{tool: "eslint", args: append([]string{"node_modules/.bin/eslint", "--format", "unix", "--"}, js...), code: true})
+	}
+	if on.ruff && len(py) > 0 {
+		list = append(list, check{tool: "ruff", args: append([]string{"ruff", "check", "--no-cache", "--"}, py...), code: true})
+	}
+	if on.mypy && len(py) > 0 {
+		list = append(list, check{tool: "mypy", args: append([]string{"mypy", "--no-error-summary", "--no-color-output", "--"}, py...), code: true})
+	}
+	if on.clippy {
+		list = append(list, check{tool: "cargo clippy", args: []string{"cargo", "clippy", "--offline", "--quiet", "--message-format", "short"}, code: true})
+	}
+	return list
 }
 
 // runCheck runs one check in dir and sorts what it prints into candidates
@@ -162,6 +241,9 @@ func candidates(dir, text, names string, changed map[string]bool) []Candidate {
 		c := Candidate{File: line, Message: names}
 		if names == "" {
 			m := diagnostic().FindStringSubmatch(line)
+			if m == nil {
+				m = tscDiagnostic().FindStringSubmatch(line)
+			}
 			if m == nil {
 				continue
 			}
