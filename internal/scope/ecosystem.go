@@ -48,9 +48,12 @@ func DetectVerify(root string, configured []string) []VerifyCommand {
 			out = append(out, VerifyCommand{Command: cmd, Kind: kind, Source: source})
 		}
 	}
-	if p.file("go.mod") {
-		for i, kind := range []string{"build", "lint", "test"} {
-			add(kind, "go.mod", GoVerify[i])
+	for _, mod := range []string{"go.mod", "go.work"} {
+		if p.file(mod) {
+			for i, kind := range []string{"build", "lint", "test"} {
+				add(kind, mod, GoVerify[i])
+			}
+			break
 		}
 	}
 	p.node(add)
