@@ -157,3 +157,12 @@ func TestExactCommandsRun(t *testing.T) {
 		}
 	}
 }
+
+// TestExactRefusalNamesTheCommands: a near miss is told the exact forms.
+func TestExactRefusalNamesTheCommands(t *testing.T) {
+	root := t.TempDir()
+	r := Check("npm test -- -t parser", exactPolicy(ReadOnly, root))
+	if !strings.Contains(r, "exactly as written") || !strings.Contains(r, "npm test, npm run build, npm run lint, npm run typecheck") {
+		t.Errorf("refusal of npm test with extra words: %q", r)
+	}
+}

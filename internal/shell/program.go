@@ -220,6 +220,16 @@ func (c *checker) verifiedCommand(x *call) bool {
 
 // unknown refuses a program that is not in the table.
 func (c *checker) unknown(x *call) {
+	var same []string // the exact commands of this program
+	for _, e := range c.p.Exact {
+		if len(e) > 0 && (e[0] == x.name || e[0] == x.all[0].text) {
+			same = append(same, strings.Join(e, " "))
+		}
+	}
+	if len(same) > 0 {
+		c.denyf("%s is not one of the project's verification commands, which run exactly as written, with no other words, from the project root: %s; %s", quote(x.part()), strings.Join(same, ", "), c.instead())
+		return
+	}
 	if what, ok := refused[x.name]; ok {
 		c.denyf("%s %s; %s", quote(x.all[0].text), what, c.instead())
 		return
