@@ -120,6 +120,8 @@ func TestExactCommandsRun(t *testing.T) {
 	write("package.json", `{"scripts":{"test":"node -e \"process.exit(0)\""}}`, 0o644)
 	write("Makefile", "test:\n\t@true\n", 0o644)
 	write("other.mk", "test:\n\t@touch "+marker+"\n", 0o644)
+	write("Cargo.toml", "[package]\nname = \"victim\"\nversion = \"0.1.0\"\nedition = \"2021\"\n", 0o644)
+	write("src/lib.rs", "#[test]\nfn t() {}\n", 0o644)
 	write("tests/test_a.py", "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n", 0o644)
 	runs := []struct {
 		tool, cmd string
@@ -132,6 +134,8 @@ func TestExactCommandsRun(t *testing.T) {
 		{"make", "make -f other.mk test", true},
 		{"make", "make test SHELL=" + script, true},
 		{"python3", "python3 -m unittest discover -s tests", false},
+		{"cargo", "cargo test", false},
+		{"cargo", "cargo test --config build.rustc-wrapper='\"" + script + "\"'", true},
 	}
 	for _, r := range runs {
 		if _, err := exec.LookPath(r.tool); err != nil {
