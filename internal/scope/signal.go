@@ -2,6 +2,7 @@ package scope
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -38,6 +39,9 @@ type check struct {
 	env  []string
 	// names parses output that lists file names, not diagnostics (gofmt -l).
 	names string
+	// eslintJSON parses eslint's --format json (its file:line formats
+	// left core ESLint in version 9).
+	eslintJSON bool
 	// code marks a checker that runs the project's code (its node_modules,
 	// a JavaScript configuration, mypy plugins, build scripts): it runs
 	// only through Request.Contain.
@@ -179,7 +183,7 @@ func projectChecks(root string, c Context) []check {
 		list = append(list, check{tool: "tsc", args: []string{"node_modules/.bin/tsc", "--noEmit", "--pretty", "false"}, code: true})
 	}
 	if on.eslint && len(js) > 0 {
-		list = append(list, check{tool: "eslint", args: append([]string{"node_modules/.bin/eslint", "--format", "unix", "--"}, js...), code: true})
+		list = append(list, check{tool: "eslint", args: append([]string{"node_modules/.bin/eslint", "--format", "json", "--"}, js...), code: true, eslintJSON: true})
 	}
 	if on.ruff && len(py) > 0 {
 		list = append(list, check{tool: "ruff", args: append([]string{"ruff", "check", "--no-cache", "--"}, py...), code: true})
@@ -218,6 +222,9 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 	if err != nil && offlineFailure(text) {
 		s.Status, s.Output = "skipped", offline
 		return s
+	}
+	if ch.eslintJSON {
+		text = eslintLines(text)
 	}
 	s.Candidates = candidates(dir, text, ch.names, changed)
 	switch {
@@ -263,6 +270,36 @@ func candidates(dir, text, names string, changed map[string]bool) []Candidate {
 	slices.SortFunc(out, cmpCandidate)
 	out = slices.Compact(out)
 	return out[:min(len(out), maxCandidates)]
+}
+
+// eslintLines turns eslint's JSON report (one line of the output) into
+// "file:line:col: message [rule]" lines; any other output is returned as
+// it is, so a failure keeps its message.
+func eslintLines(text string) string {
+	for line := range strings.Lines(text) {
+		var files []struct {
+			FilePath string `json:"filePath"`
+			Messages []struct {
+				Line    int    `json:"line"`
+				Column  int    `json:"column"`
+				Message string `json:"message"`
+				RuleID  string `json:"ruleId"`
+			} `json:"messages"`
+		}
+		if !strings.HasPrefix(line, "[") || json.Unmarshal([]byte(line), &files) != nil {
+			continue
+		}
+		var b strings.Builder
+		for _, f := range files {
+			for _, m := range f.Messages {
+				if m.Line > 0 {
+					fmt.Fprintf(&b, "%s:%d:%d: %s [%s]\n", f.FilePath, m.Line, m.Column, strings.ReplaceAll(m.Message, "\n", " "), m.RuleID)
+				}
+			}
+		}
+		return b.String()
+	}
+	return text
 }
 
 func cmpCandidate(a, b Candidate) int {

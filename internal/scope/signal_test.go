@@ -175,7 +175,12 @@ func TestProjectCheckers(t *testing.T) {
 	r.write("src/a.ts", "export const a = 1;\n")
 	// The fake tools complain while src/a.ts says "bad".
 	r.write("node_modules/.bin/tsc", "#!/bin/sh\ngrep -q bad src/a.ts || exit 0\necho \"src/a.ts(1,14): error TS2322: Type 'string' is not assignable to type 'number'.\"\nexit 2\n")
-	r.write("node_modules/.bin/eslint", "#!/bin/sh\necho \"args: $*\" >&2\ngrep -q bad src/a.ts || exit 0\necho \"$PWD/src/a.ts:1:14: 'bad' is not defined. [Error/no-undef]\"\nexit 1\n")
+	r.write("node_modules/.bin/eslint", `#!/bin/sh
+echo "args: $*" >&2
+grep -q bad src/a.ts || { echo "[]"; exit 0; }
+echo "[{\"filePath\":\"$PWD/src/a.ts\",\"messages\":[{\"ruleId\":\"no-undef\",\"severity\":2,\"message\":\"'bad' is not defined.\",\"line\":1,\"column\":26}]}]"
+exit 1
+`)
 	for _, f := range []string{"tsc", "eslint"} {
 		if err := os.Chmod(filepath.Join(r.dir, "node_modules/.bin", f), 0o755); err != nil {
 			t.Fatal(err)
@@ -196,7 +201,7 @@ func TestProjectCheckers(t *testing.T) {
 	if s := got["tsc"]; s.Status != "candidates" || len(s.Candidates) != 1 || s.Candidates[0] != (Candidate{File: "src/a.ts", Line: 1, Message: "error TS2322: Type 'string' is not assignable to type 'number'."}) {
 		t.Errorf("tsc: %+v", s)
 	}
-	if s := got["eslint"]; s.Status != "candidates" || len(s.Candidates) != 1 || s.Candidates[0].File != "src/a.ts" || s.Command != "node_modules/.bin/eslint --format unix -- src/a.ts" {
+	if s := got["eslint"]; s.Status != "candidates" || len(s.Candidates) != 1 || s.Candidates[0].File != "src/a.ts" || s.Command != "node_modules/.bin/eslint --format json -- src/a.ts" || s.Candidates[0].Message != "'bad' is not defined. [no-undef]" {
 		t.Errorf("eslint: %+v", s)
 	}
 	if len(ran) != 2 {
