@@ -54,9 +54,10 @@ type Policy struct {
 	Protected []string // absolute paths no command may name at all, reads included (whetstone's MAC key file and its directory); compare case-insensitively, after cleaning
 }
 
-// DefaultVerify is what read-only agents may run to build and test by
-// default. The go commands are still held to the rules of go.go: no output
-// file outside the temporary directory, no -exec or -toolexec.
+// DefaultVerify is what agents may run to build and test a Go module (the
+// gate passes it only when the project is one: app.gate.verify). The go
+// commands are still held to the rules of gotool.go: no output file
+// outside the temporary directory, no -exec or -toolexec.
 func DefaultVerify() [][]string {
 	return [][]string{
 		{"go", "test"},
