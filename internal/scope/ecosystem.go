@@ -304,7 +304,7 @@ func (p project) make(add func(kind, source, cmd string)) {
 	}
 }
 
-// Checker tells which of the project's configured checkers apply: each
+// checkers tells which of the project's configured checkers apply: each
 // needs its configuration in the project.
 type checkers struct {
 	tsc, eslint, ruff, mypy, clippy bool
