@@ -87,7 +87,7 @@ if __name__ == "__main__":
 	change: map[string]string{
 		"calc.py": "def total(xs):\n    s = 0\n    for x in xs[1:]:\n        s += x\n    return s\n",
 	},
-	verify: "python3 -m unittest",
+	verify: "python3 -m unittest discover -s tests",
 	direct: "python3 tests/test_calc.py",
 	failed: "FAILED (failures=1)",
 	passed: "\nOK",

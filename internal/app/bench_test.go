@@ -57,6 +57,10 @@ func runHook(b testing.TB, a *app.App, event string, data []byte) []byte {
 func benchProject(b *testing.B, a *app.App, session, prompt string) string {
 	b.Helper()
 	dir := newProject(b, filepath.Join(b.TempDir(), "project"))
+	// A Go module: the go commands are verification commands only there.
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/bench\n\ngo 1.21\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	b.Chdir(dir)
 	out := runHook(b, a, "user-prompt-submit", payload(b, map[string]any{
 		"session_id": session, "hook_event_name": "UserPromptSubmit", "cwd": dir, "prompt": prompt}))

@@ -264,13 +264,7 @@ func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call runs in %q, which is not a directory whetstone can find, so it cannot tell what the command touches. Give an absolute directory (or none).", g.id, p.ToolName, p.Cwd))
 	}
 	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Protected: g.protected}
-	// whetstone.json's verify_commands add to the built-in ones.
-	for _, c := range gjson.GetBytes(g.state, "settings.verify_commands").Array() {
-		if pol.Verify == nil {
-			pol.Verify = shell.DefaultVerify()
-		}
-		pol.Verify = append(pol.Verify, strings.Fields(c.String()))
-	}
+	pol.Verify, pol.Exact = g.verify()
 	if g.fixPhase {
 		pol.Mode = shell.Fixer
 	}
@@ -285,6 +279,36 @@ func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: whetstone:fixer may not run this: %s. Edit files with the Edit tool and run the project's tests.", g.id, reason))
 	}
 	return hook.Deny(fmt.Sprintf("whetstone run %s: %s is read-only and may not run this: %s", g.id, g.who, reason))
+}
+
+// verify returns the run's verification commands (docs/sandbox.md): the
+// go tool's (shell.DefaultVerify, its flags judged by the parser) when the
+// project is a Go module, the other detected commands word for word, and
+// whetstone.json's verify_commands as prefixes. A state without a
+// "verify" list (a run started before detection existed) keeps the go
+// commands.
+func (g gate) verify() (prefixes, exact [][]string) {
+	prefixes = [][]string{}
+	detected := gjson.GetBytes(g.state, "verify")
+	if !detected.IsArray() {
+		prefixes = shell.DefaultVerify()
+	}
+	for _, c := range detected.Array() {
+		words := strings.Fields(c.String())
+		switch {
+		case len(words) == 0:
+		case words[0] == "go":
+			if len(prefixes) == 0 {
+				prefixes = shell.DefaultVerify()
+			}
+		default:
+			exact = append(exact, words)
+		}
+	}
+	for _, c := range gjson.GetBytes(g.state, "settings.verify_commands").Array() {
+		prefixes = append(prefixes, strings.Fields(c.String()))
+	}
+	return prefixes, exact
 }
 
 // cwd is where the command starts: the payload's cwd when it is a

@@ -57,7 +57,9 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
 	defer cancel()
-	change, patch, err := scope.Detect(ctx, proj.Root, config.ScopeRequest(file, args))
+	req := config.ScopeRequest(file, args)
+	req.Contain = a.containCheck(proj, settings.Sandbox)
+	change, patch, err := scope.Detect(ctx, proj.Root, req)
 	if err != nil {
 		return refuse(err)
 	}
@@ -219,6 +221,7 @@ func (a *App) create(proj Project, session, previous string, s loop.Settings, ro
 	if in := change.Intent; in != nil {
 		r.Intent = loop.NewIntent(in.Subjects(), len(in.Commits)+in.Omitted, in.Description != "")
 	}
+	r.Verify = scope.Detected(change.Verify)
 	a.baseline(proj, r)
 	if _, err := proj.saveCold(r); err != nil {
 		return nil, err
@@ -302,7 +305,7 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 		defer cancel()
 		var next scope.Context
 		var diff, fix []byte
-		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev); err == nil {
+		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev, a.containCheck(proj, r.Settings.Sandbox)); err == nil {
 			err = writeRound(dir, next, diff, fix)
 		}
 		if err == nil {
@@ -323,6 +326,7 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 			} else {
 				r.FocusOn(lenses)
 			}
+			r.Verify = scope.Detected(next.Verify)
 		}
 	}
 	if err != nil {

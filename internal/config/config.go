@@ -247,7 +247,7 @@ func ScopeRequest(f File, a Args) scope.Request {
 		Skip: f.Triage.Skip, Deep: f.Triage.Deep, Normal: f.Triage.Normal, Specialists: f.Specialists,
 		MaxFiles: f.MaxFiles, MaxTokens: f.MaxDiffTokens,
 		Checks: f.Checks == nil || *f.Checks, Network: f.ChecksNetwork,
-		MaxUntracked: f.untracked(),
+		MaxUntracked: f.untracked(), VerifyCommands: f.VerifyCommands,
 	}
 }
 

@@ -130,6 +130,7 @@ type Run struct {
 	Baseline    *scope.Snapshot      `json:"baseline,omitempty"`   // the work tree when this read-only phase began
 	Tampered    []string             `json:"tampered,omitempty"`   // changes made during read-only phases, in words
 	Edited      []string             `json:"edited,omitempty"`     // files the fixer changed, left uncommitted for the user
+	Verify      []string             `json:"verify"`               // the project's detected verification commands (context.json "verify"); the shell gate reads them
 	Created     time.Time            `json:"created"`
 	Updated     time.Time            `json:"updated"`
 	Finished    time.Time            `json:"finished,omitzero"` // when it reached DONE or STOPPED

@@ -65,6 +65,12 @@ type Request struct {
 	// Network lets the Go checks download modules (GOPROXY as set); off,
 	// they use the local module cache only.
 	Network bool
+	// VerifyCommands are whetstone.json's verify_commands, listed in
+	// Context.Verify after the detected ones.
+	VerifyCommands []string
+	// Contain runs the project's configured checkers, which execute its
+	// code, in the sandbox; nil skips them.
+	Contain Contain
 }
 
 // Hunk is a range of changed lines on the new side, inclusive.
@@ -127,10 +133,14 @@ type Context struct {
 	Specialists []Specialist `json:"specialists"`
 	// NotCalled are specialists a path or a line named that were not
 	// called, and why (documentation, a test, a license-only change).
-	NotCalled  []Specialist `json:"specialists_not_called"`
-	Signals    []Signal     `json:"signals"`
-	DiffBytes  int          `json:"diff_bytes"`
-	DiffTokens int          `json:"diff_tokens"`
+	NotCalled []Specialist `json:"specialists_not_called"`
+	Signals   []Signal     `json:"signals"`
+	// Verify are the commands the agents may run to build, test and lint
+	// the project: detected from its files (ecosystem.go), then
+	// whetstone.json's verify_commands. Detected again on every tree.
+	Verify     []VerifyCommand `json:"verify"`
+	DiffBytes  int             `json:"diff_bytes"`
+	DiffTokens int             `json:"diff_tokens"`
 	// MaxUntracked is the untracked-file size cap the run was started
 	// with, when not the default (see untracked.go).
 	MaxUntracked int64 `json:"max_untracked_bytes,omitempty"`
@@ -213,6 +223,7 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 		}
 	}
 	c.Specialists, c.NotCalled = specialists(changes, req)
+	c.Verify = DetectVerify(root, req.VerifyCommands)
 	if req.Checks {
 		c.Signals = checks(ctx, g, reviewed(c), req)
 	}
@@ -722,8 +733,10 @@ func orDefault[T int | time.Duration](v, def T) T {
 // the scope gets the built-in triage. Size gates do not apply. When prev
 // has signals (the checks were on at the start), they run again on the new
 // tree, offline: the reviewers of the fixer's work must not read the tool
-// output of the tree before it, and the start filled the module cache.
-func Next(ctx context.Context, root string, prev Context) (next Context, diff, fix []byte, err error) {
+// output of the tree before it, and the start filled the module cache;
+// the project's checkers run through contain, when given. The verification
+// commands are detected again from the new tree.
+func Next(ctx context.Context, root string, prev Context, contain ...Contain) (next Context, diff, fix []byte, err error) {
 	g := git{dir: root}
 	tree, large, err := workTree(ctx, g, prev.MaxUntracked)
 	if err != nil {
@@ -766,8 +779,13 @@ func Next(ctx context.Context, root string, prev Context) (next Context, diff, f
 	next.Iteration, next.Tree = prev.Iteration+1, tree
 	diff = fill(&next, changes)
 	next.Specialists, next.NotCalled, next.Signals = nonNil(prev.Specialists), nonNil(prev.NotCalled), []Signal{}
+	next.Verify = DetectVerify(root, configured(prev.Verify))
 	if len(prev.Signals) > 0 {
-		next.Signals = checks(ctx, g, reviewed(next), Request{})
+		req := Request{}
+		if len(contain) > 0 {
+			req.Contain = contain[0]
+		}
+		next.Signals = checks(ctx, g, reviewed(next), req)
 	}
 	return next, diff, fix, nil
 }

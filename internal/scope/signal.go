@@ -2,6 +2,7 @@ package scope
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -26,6 +27,11 @@ var diagnostic = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(?:vet: )?([^:\s][^:]*):(\d+)(?::\d+)?: (.+)$`)
 })
 
+// tscDiagnostic is tsc's "file(line,col): message".
+var tscDiagnostic = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([^(\s][^(]*)\((\d+),\d+\): (.+)$`)
+})
+
 // check is one deterministic tool to run.
 type check struct {
 	tool string
@@ -33,14 +39,30 @@ type check struct {
 	env  []string
 	// names parses output that lists file names, not diagnostics (gofmt -l).
 	names string
+	// eslintJSON parses eslint's --format json (its file:line formats
+	// left core ESLint in version 9).
+	eslintJSON bool
+	// code marks a checker that runs the project's code (its node_modules,
+	// a JavaScript configuration, mypy plugins, build scripts): it runs
+	// only through Request.Contain.
+	code bool
 }
+
+// Contain runs a checker that executes the project's code in whetstone's
+// sandbox: it returns the command line that runs argv there, or why argv
+// may not run at all (no sandbox, and whetstone.json does not let code run
+// without one). The app provides it; without one such checkers are
+// skipped.
+type Contain func(argv []string) (wrapped []string, why string)
 
 // checks runs the deterministic tools concurrently, each within the
 // request's timeout, and returns their signals in a fixed order. The Go
 // tools run only for a Go module at root and only when the working tree is
 // the reviewed state (they read the working tree), in the goSandbox
 // environment; `go build -o os.DevNull` never writes a binary. A tool that
-// is not installed is left out. Every file operand follows "--".
+// is not installed is left out. Every file operand follows "--". The
+// project's configured checkers (projectChecks) follow, run through
+// req.Contain.
 func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 	timeout := orDefault(req.CheckTimeout, DefaultCheckTimeout)
 	changed := map[string]bool{}
@@ -73,16 +95,31 @@ func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 			list = append(list, check{tool: "staticcheck", args: []string{"staticcheck", "--", "./..."}, env: env})
 		}
 	}
+	if treeIsReviewed(ctx, g, c) {
+		list = append(list, projectChecks(g.dir, c)...)
+	}
 	signals := make([]*Signal, len(list))
 	var wg sync.WaitGroup
 	for i, ch := range list {
-		if _, err := exec.LookPath(ch.args[0]); err != nil {
+		if _, err := exec.LookPath(ch.args[0]); err != nil && !strings.Contains(ch.args[0], "/") {
 			continue
+		}
+		run := ch
+		if ch.code {
+			why := "it runs the project's code and whetstone was given no sandbox to run it in"
+			if req.Contain != nil {
+				run.args, why = req.Contain(ch.args)
+			}
+			if why != "" {
+				signals[i] = &Signal{Tool: ch.tool, Command: strings.Join(ch.args, " "), Status: "skipped", Output: "not run: " + why}
+				continue
+			}
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			signals[i] = runCheck(ctx, g.dir, ch, timeout, changed)
+			signals[i] = runCheck(ctx, g.dir, run, timeout, changed)
+			signals[i].Command = strings.Join(ch.args, " ")
 		}()
 	}
 	wg.Wait()
@@ -107,11 +144,57 @@ func goTools(ctx context.Context, g git, c Context) bool {
 	if _, err := exec.LookPath("go"); err != nil {
 		return false
 	}
+	return treeIsReviewed(ctx, g, c)
+}
+
+// treeIsReviewed reports whether the working tree, which the tools read,
+// holds exactly the reviewed state.
+func treeIsReviewed(ctx context.Context, g git, c Context) bool {
 	if c.Mode == ModeStaged || c.Mode == ModeLastCommit {
 		tree, _, err := workTree(ctx, g, c.MaxUntracked)
 		return err == nil && tree == c.Tree
 	}
 	return true
+}
+
+// projectChecks are the checkers the project configures (ecosystem.go,
+// configuredCheckers): tsc --noEmit and eslint from its node_modules, ruff
+// and mypy on PATH, cargo clippy. eslint, ruff and mypy take the changed
+// files that are not skipped; tsc and clippy check the whole project, as
+// their configuration says. All run through Contain: node_modules, an
+// eslint.config.js, a mypy plugin and a build.rs are the project's code,
+// and a ruff on PATH may be the project's own virtualenv's.
+func projectChecks(root string, c Context) []check {
+	var js, py []string
+	for _, f := range c.Files {
+		if f.Triage == "skip" || f.Status == "deleted" {
+			continue
+		}
+		switch path.Ext(f.Path) {
+		case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
+			js = append(js, f.Path)
+		case ".py", ".pyi":
+			py = append(py, f.Path)
+		}
+	}
+	on := configuredCheckers(root)
+	var list []check
+	if on.tsc {
+		list = append(list, check{tool: "tsc", args: []string{"node_modules/.bin/tsc", "--noEmit", "--pretty", "false"}, code: true})
+	}
+	if on.eslint && len(js) > 0 {
+		list = append(list, check{tool: "eslint", args: append([]string{"node_modules/.bin/eslint", "--format", "json", "--"}, js...), code: true, eslintJSON: true})
+	}
+	if on.ruff && len(py) > 0 {
+		list = append(list, check{tool: "ruff", args: append([]string{"ruff", "check", "--no-cache", "--"}, py...), code: true})
+	}
+	if on.mypy && len(py) > 0 {
+		list = append(list, check{tool: "mypy", args: append([]string{"mypy", "--no-error-summary", "--no-color-output", "--"}, py...), code: true})
+	}
+	if on.clippy {
+		list = append(list, check{tool: "cargo clippy", args: []string{"cargo", "clippy", "--offline", "--quiet", "--message-format", "short"}, code: true})
+	}
+	return list
 }
 
 // runCheck runs one check in dir and sorts what it prints into candidates
@@ -140,6 +223,9 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 		s.Status, s.Output = "skipped", offline
 		return s
 	}
+	if ch.eslintJSON {
+		text = eslintLines(text)
+	}
 	s.Candidates = candidates(dir, text, ch.names, changed)
 	switch {
 	case len(s.Candidates) > 0:
@@ -163,6 +249,9 @@ func candidates(dir, text, names string, changed map[string]bool) []Candidate {
 		if names == "" {
 			m := diagnostic().FindStringSubmatch(line)
 			if m == nil {
+				m = tscDiagnostic().FindStringSubmatch(line)
+			}
+			if m == nil {
 				continue
 			}
 			c.File, c.Message = m[1], m[3]
@@ -181,6 +270,36 @@ func candidates(dir, text, names string, changed map[string]bool) []Candidate {
 	slices.SortFunc(out, cmpCandidate)
 	out = slices.Compact(out)
 	return out[:min(len(out), maxCandidates)]
+}
+
+// eslintLines turns eslint's JSON report (one line of the output) into
+// "file:line:col: message [rule]" lines; any other output is returned as
+// it is, so a failure keeps its message.
+func eslintLines(text string) string {
+	for line := range strings.Lines(text) {
+		var files []struct {
+			FilePath string `json:"filePath"`
+			Messages []struct {
+				Line    int    `json:"line"`
+				Column  int    `json:"column"`
+				Message string `json:"message"`
+				RuleID  string `json:"ruleId"`
+			} `json:"messages"`
+		}
+		if !strings.HasPrefix(line, "[") || json.Unmarshal([]byte(line), &files) != nil {
+			continue
+		}
+		var b strings.Builder
+		for _, f := range files {
+			for _, m := range f.Messages {
+				if m.Line > 0 {
+					fmt.Fprintf(&b, "%s:%d:%d: %s [%s]\n", f.FilePath, m.Line, m.Column, strings.ReplaceAll(m.Message, "\n", " "), m.RuleID)
+				}
+			}
+		}
+		return b.String()
+	}
+	return text
 }
 
 func cmpCandidate(a, b Candidate) int {

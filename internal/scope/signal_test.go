@@ -160,3 +160,80 @@ func TestSignalsRunAgainOnTheFix(t *testing.T) {
 		t.Errorf("Next without checks: signals %+v, err %v", next.Signals, err)
 	}
 }
+
+// TestProjectCheckers: a project that configures tsc and eslint (both in
+// its node_modules) gets their signals, each run through Contain, on the
+// start's tree and again on the fixer's; the changed files follow "--";
+// tsc's "file(line,col)" is read as a candidate. Without a sandbox they
+// are skipped, saying why.
+func TestProjectCheckers(t *testing.T) {
+	r := newRepo(t)
+	r.write(".gitignore", "node_modules/\n")
+	r.write("tsconfig.json", "{}\n")
+	r.write("eslint.config.js", "export default [];\n")
+	r.write("package.json", `{"scripts":{"test":"node --test"}}`)
+	r.write("src/a.ts", "export const a = 1;\n")
+	// The fake tools complain while src/a.ts says "bad".
+	r.write("node_modules/.bin/tsc", "#!/bin/sh\ngrep -q bad src/a.ts || exit 0\necho \"src/a.ts(1,14): error TS2322: Type 'string' is not assignable to type 'number'.\"\nexit 2\n")
+	r.write("node_modules/.bin/eslint", `#!/bin/sh
+echo "args: $*" >&2
+grep -q bad src/a.ts || { echo "[]"; exit 0; }
+echo "[{\"filePath\":\"$PWD/src/a.ts\",\"messages\":[{\"ruleId\":\"no-undef\",\"severity\":2,\"message\":\"'bad' is not defined.\",\"line\":1,\"column\":26}]}]"
+exit 1
+`)
+	for _, f := range []string{"tsc", "eslint"} {
+		if err := os.Chmod(filepath.Join(r.dir, "node_modules/.bin", f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.commit("base")
+	r.write("src/a.ts", "export const a: number = bad;\n")
+	var ran [][]string
+	contain := func(argv []string) ([]string, string) {
+		ran = append(ran, argv)
+		return argv, ""
+	}
+	prev, _ := r.detect(Request{Uncommitted: true, Checks: true, Contain: contain})
+	got := map[string]Signal{}
+	for _, s := range prev.Signals {
+		got[s.Tool] = s
+	}
+	if s := got["tsc"]; s.Status != "candidates" || len(s.Candidates) != 1 || s.Candidates[0] != (Candidate{File: "src/a.ts", Line: 1, Message: "error TS2322: Type 'string' is not assignable to type 'number'."}) {
+		t.Errorf("tsc: %+v", s)
+	}
+	if s := got["eslint"]; s.Status != "candidates" || len(s.Candidates) != 1 || s.Candidates[0].File != "src/a.ts" || s.Command != "node_modules/.bin/eslint --format json -- src/a.ts" || s.Candidates[0].Message != "'bad' is not defined. [no-undef]" {
+		t.Errorf("eslint: %+v", s)
+	}
+	if len(ran) != 2 {
+		t.Errorf("Contain ran %q, want tsc and eslint", ran)
+	}
+	r.write("src/a.ts", "export const a: number = 2;\n")
+	next, _, _, err := Next(context.Background(), r.dir, prev, contain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range next.Signals {
+		if (s.Tool == "tsc" || s.Tool == "eslint") && s.Status != "clean" {
+			t.Errorf("iteration 2: %s %+v, want clean after the fix", s.Tool, s)
+		}
+	}
+	if len(ran) != 4 {
+		t.Errorf("the checkers did not run again on the fixer's tree: %q", ran)
+	}
+
+	r.write("src/a.ts", "export const a: number = bad;\n")
+	none := func([]string) ([]string, string) { return nil, "no sandbox here" }
+	c, _ := r.detect(Request{Uncommitted: true, Checks: true, Contain: none})
+	skipped := 0
+	for _, s := range c.Signals {
+		if s.Tool == "tsc" || s.Tool == "eslint" {
+			if s.Status != "skipped" || s.Output != "not run: no sandbox here" {
+				t.Errorf("without a sandbox: %+v, want skipped with why", s)
+			}
+			skipped++
+		}
+	}
+	if skipped != 2 {
+		t.Errorf("without a sandbox: %+v, want tsc and eslint skipped", c.Signals)
+	}
+}

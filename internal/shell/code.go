@@ -4,7 +4,8 @@ import "strings"
 
 // RunsCode reports whether cmd, a line Check allows under p, is allowed only
 // because it runs one of the verification commands (go test, go vet, go
-// build, whetstone.json's verify_commands, the fixer's builds and tests):
+// build, the project's detected commands such as npm test or make test,
+// whetstone.json's verify_commands, the fixer's builds and tests):
 // the commands that run the project's own code, which whoever controls the
 // project wrote. Every other command Check allows runs only programs from
 // its table, none of which executes the project's files, so whetstone may
@@ -14,10 +15,10 @@ func RunsCode(cmd string, p Policy) bool {
 	if p.Verify == nil {
 		p.Verify = DefaultVerify()
 	}
-	if !mayName(cmd, p.Verify) {
+	if !mayName(cmd, append(p.Exact, p.Verify...)) {
 		return false
 	}
-	p.Verify = [][]string{} // not nil: nil means DefaultVerify
+	p.Verify, p.Exact = [][]string{}, nil // not nil: nil means DefaultVerify
 	return Check(cmd, p) != ""
 }
 

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -119,6 +120,9 @@ func (c *checker) run(args []word) {
 		}
 		return // its body was judged where it was declared
 	}
+	if c.exact(args) {
+		return
+	}
 	name := c.program(w.text)
 	if c.reason != "" {
 		return
@@ -178,6 +182,30 @@ func (c *checker) verified(x *call) bool {
 	return false
 }
 
+// exact reports whether args are one of the policy's exact commands,
+// word for word, run from the project root; it refuses them run from
+// anywhere else, where another package.json or Makefile would decide what
+// runs.
+func (c *checker) exact(args []word) bool {
+	for _, e := range c.p.Exact {
+		if len(e) != len(args) {
+			continue
+		}
+		match := true
+		for i := range e {
+			match = match && args[i].known && args[i].text == e[i]
+		}
+		if !match {
+			continue
+		}
+		if len(c.cwd) != 1 || c.root == "" || c.real(c.cwd[0]) != c.real(c.root) {
+			c.denyf("%s runs the project's verification command from a directory other than the project root (%s); cd to the root first", quote(strings.Join(e, " ")), c.root)
+		}
+		return true
+	}
+	return false
+}
+
 // verifiedCommand reports whether a verification command runs the same
 // program and subcommand as x, whatever its other words: the fixer may build
 // and test with outputs of its own.
@@ -192,12 +220,22 @@ func (c *checker) verifiedCommand(x *call) bool {
 
 // unknown refuses a program that is not in the table.
 func (c *checker) unknown(x *call) {
+	var same []string // the exact commands of this program
+	for _, e := range c.p.Exact {
+		if len(e) > 0 && (e[0] == x.name || e[0] == x.all[0].text) {
+			same = append(same, strings.Join(e, " "))
+		}
+	}
+	if len(same) > 0 {
+		c.denyf("%s is not one of the project's verification commands, which run exactly as written, with no other words, from the project root: %s; %s", quote(x.part()), strings.Join(same, ", "), c.instead())
+		return
+	}
 	if what, ok := refused[x.name]; ok {
 		c.denyf("%s %s; %s", quote(x.all[0].text), what, c.instead())
 		return
 	}
 	var verify []string
-	for _, v := range c.verify {
+	for _, v := range slices.Concat(c.verify, c.p.Exact) {
 		verify = append(verify, strings.Join(v, " "))
 	}
 	list := strings.Join(verify, ", ")

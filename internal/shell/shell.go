@@ -41,17 +41,23 @@ const (
 
 // Policy is what a command is judged against.
 type Policy struct {
-	Mode      Mode
-	Root      string     // project root: absolute, symlinks resolved
-	Cwd       string     // directory the command starts in (absolute); "" means Root
-	TempDir   string     // os.TempDir() resolved; read-only agents may redirect/write under it
-	Verify    [][]string // verification command prefixes read-only agents may run, e.g. {"go","test"}; nil means DefaultVerify()
-	Protected []string   // absolute paths no command may name at all, reads included (whetstone's MAC key file and its directory); compare case-insensitively, after cleaning
+	Mode    Mode
+	Root    string     // project root: absolute, symlinks resolved
+	Cwd     string     // directory the command starts in (absolute); "" means Root
+	TempDir string     // os.TempDir() resolved; read-only agents may redirect/write under it
+	Verify  [][]string // verification command prefixes read-only agents may run, e.g. {"go","test"}; nil means DefaultVerify()
+	// Exact are verification commands allowed only word for word and
+	// only from Root, e.g. {"npm","test"}: the project's commands that
+	// whetstone detected (scope.DetectVerify), whose extra arguments
+	// could run anything (npm test --script-shell=…, make test SHELL=…).
+	Exact     [][]string
+	Protected []string // absolute paths no command may name at all, reads included (whetstone's MAC key file and its directory); compare case-insensitively, after cleaning
 }
 
-// DefaultVerify is what read-only agents may run to build and test by
-// default. The go commands are still held to the rules of go.go: no output
-// file outside the temporary directory, no -exec or -toolexec.
+// DefaultVerify is what agents may run to build and test a Go module (the
+// gate passes it only when the project is one: app.gate.verify). The go
+// commands are still held to the rules of gotool.go: no output file
+// outside the temporary directory, no -exec or -toolexec.
 func DefaultVerify() [][]string {
 	return [][]string{
 		{"go", "test"},

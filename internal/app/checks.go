@@ -1,0 +1,41 @@
+package app
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/whetstone-dev/whetstone/internal/sandbox"
+	"github.com/whetstone-dev/whetstone/internal/scope"
+)
+
+// containCheck runs the project's configured checkers (tsc, eslint, ruff,
+// mypy, cargo clippy: scope.Contain), which execute the project's code,
+// the way the gate runs an agent's tests: in the sandbox, with whetstone's
+// key hidden; unsandboxed only where whetstone.json's "sandbox" says so
+// ("off", or "if-available" without a sandbox); else not at all.
+func (a *App) containCheck(proj Project, setting string) scope.Contain {
+	return func(argv []string) ([]string, string) {
+		if setting == sandboxOff {
+			return argv, ""
+		}
+		bwrap, ok := a.sandbox()
+		switch {
+		case !ok && setting == sandboxIfAvailable:
+			return argv, ""
+		case !ok:
+			return nil, fmt.Sprintf("it runs the project's code, which whetstone runs only in its sandbox, and there is none here (%s)", noSandbox())
+		}
+		words := make([]string, len(argv))
+		for i, w := range argv {
+			words[i] = sandbox.Quote(w)
+		}
+		var hide []string
+		if proj.keyPath != "" {
+			dir := filepath.Dir(proj.keyPath)
+			hide = []string{dir, resolved(dir)}
+		}
+		line := sandbox.Wrap(bwrap, strings.Join(words, " "), sandbox.Options{Root: resolved(proj.Root), Hide: hide, Env: a.Getenv})
+		return []string{"bash", "-c", line}, ""
+	}
+}
