@@ -100,7 +100,7 @@ if __name__ == "__main__":
 // 19's verification in a project that is not Go: whetstone detects the
 // project's own test command, the witness runs it (in the sandbox) after
 // trying the test runner directly, which is refused with the command it
-// may run; the failing test becomes a finding, the fixer edits and runs the
+// may run (acceptEdits mode); the failing test becomes a finding, the fixer edits and runs the
 // tests itself, and the witness's rerun on the fixed tree passes.
 func TestNodeProjectTestsVerified(t *testing.T) { testEcosystem(t, node) }
 
@@ -114,6 +114,11 @@ func testEcosystem(t *testing.T, eco ecosystem) {
 	e := setup(t)
 	r := newRepo(t, eco.base, eco.change)
 	s := newSession(t, e, r, verifyingScript(eco))
+	// acceptEdits, as a user who lets the agents edit and keeps being
+	// asked about commands: whetstone allows the project's command into
+	// the sandbox and refuses the rest (in bypassPermissions a read-only
+	// agent's every line runs in the sandbox instead).
+	s.mode = "acceptEdits"
 	st := s.claude("/whetstone:review")
 
 	// Every run of the project's command, in order: the witness's in

@@ -230,15 +230,21 @@ func (c *checker) unknown(x *call) {
 		c.denyf("%s is not one of the project's verification commands, which run exactly as written, with no other words, from the project root: %s; %s", quote(x.part()), strings.Join(same, ", "), c.instead())
 		return
 	}
-	if what, ok := refused[x.name]; ok {
-		c.denyf("%s %s; %s", quote(x.all[0].text), what, c.instead())
-		return
-	}
 	var verify []string
 	for _, v := range slices.Concat(c.verify, c.p.Exact) {
 		verify = append(verify, strings.Join(v, " "))
 	}
 	list := strings.Join(verify, ", ")
+	if what, ok := refused[x.name]; ok {
+		if list != "" {
+			// A model that reached for the interpreter wants to run
+			// something: name what it may run, or it gives up verifying.
+			c.denyf("%s %s; to build or test, run one of the project's verification commands as written: %s; otherwise %s", quote(x.all[0].text), what, list, c.instead())
+			return
+		}
+		c.denyf("%s %s; %s", quote(x.all[0].text), what, c.instead())
+		return
+	}
 	if list == "" {
 		list = "none"
 	}

@@ -322,7 +322,7 @@ func TestReasons(t *testing.T) {
 		pol  Policy
 		want string
 	}{
-		{`make test`, ro, `"make" runs the project's build rules; describe what you would check or change in your report instead`},
+		{`make test`, ro, `"make" runs the project's build rules; to build or test, run one of the project's verification commands as written: go test, go vet, go build -o /dev/null, go list, gofmt -l, gofmt -d; otherwise describe what you would check or change in your report instead`},
 		{`tclsh x`, ro, `"tclsh" is not a command read-only agents may run (whetstone allows read-only commands and the project's verification commands: go test, go vet, go build -o /dev/null, go list, gofmt -l, gofmt -d); describe what you would check in your report instead`},
 		{`tclsh x`, fx, `"tclsh" is not a command the fixer may run (whetstone allows read-only commands, the project's verification commands: go test, go vet, go build -o /dev/null, go list, gofmt -l, gofmt -d, and cp, mv, rm, mkdir, touch, sed -i or gofmt -w inside the project); make the change with the Edit tool instead`},
 		{`echo x > out.txt`, ro, `redirection "> out.txt" writes to out.txt in the project; read-only agents may write only to /dev/null or under ` + p.tmp + `, so describe what you would check or change in your report instead`},
