@@ -140,6 +140,9 @@ func standardRun(t *testing.T) ([]iterationCost, string, *app.App, app.Project, 
 		r := load()
 		c := cost(r.Iteration)
 		c.instructions += len(instruction)
+		if os.Getenv("COST_DUMP") != "" {
+			t.Logf("INSTR:\n%s", instruction)
+		}
 		lines := fakemodel.Dispatches(instruction)
 		if len(lines) == 0 {
 			t.Fatalf("iteration %d, %s phase: no dispatch lines in:\n%s", r.Iteration, r.Phase, instruction)
@@ -157,6 +160,9 @@ func standardRun(t *testing.T) ([]iterationCost, string, *app.App, app.Project, 
 			c.briefs += len(brief)
 			c.dispatch += len(raw)
 			c.tasks += len(task)
+			if os.Getenv("COST_DUMP") != "" {
+				t.Logf("TASK %s:\n%s", name, task)
+			}
 			c.reads += changeRead(t, dir, r, name)
 			names = append(names, name)
 		}
