@@ -127,14 +127,14 @@ func (r *Run) Task(name string) string {
 		r.listBlocking(&b)
 		r.intentLine(&b, name)
 		b.WriteString(r.Rule() + "\n")
-		b.WriteString("Report: whetstone.fix/v1, one result per id above.\n")
+		b.WriteString("Your report: whetstone.fix/v1, one result per id above.\n")
 	case "validator":
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
 		fmt.Fprintf(&b, "Confirm or disprove each of these findings (details: %s/verdict.json; the change: %s/diff.patch):\n", dir, dir)
 		r.listBlocking(&b)
 		r.intentLine(&b, name)
 		b.WriteString(r.Rule() + "\n")
-		b.WriteString("Report: whetstone.validation/v1, one result per id above.\n")
+		b.WriteString("Your report: whetstone.validation/v1, one result per id above.\n")
 	default:
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
 		if r.focused(name) {
@@ -154,7 +154,7 @@ func (r *Run) Task(name string) string {
 			}
 		}
 		b.WriteString(r.Rule() + "\n")
-		fmt.Fprintf(&b, "Report: whetstone.review/v1, \"reviewer\": %q, at most %d findings (more are cut), paths relative to the project root; a finding below confidence %d is kept as a note.\n",
+		fmt.Fprintf(&b, "Your report: whetstone.review/v1, \"reviewer\": %q, at most %d findings (more are cut), paths relative to the project root; a finding below confidence %d is kept as a note.\n",
 			name, review.MaxReportFindings, r.Settings.ConfidenceThreshold)
 	}
 	return b.String()
