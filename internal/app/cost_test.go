@@ -44,8 +44,8 @@ var (
 
 // iterationCost is what one iteration of a run puts before models.
 type iterationCost struct {
-	agents                                     []string // dispatched, review and fix phases
-	briefs, dispatch, tasks, instructions, all int      // bytes
+	agents                                            []string // dispatched, review and fix phases
+	briefs, dispatch, tasks, instructions, reads, all int      // bytes
 }
 
 // standardRun drives the standard run of docs/performance.md ("Cost per
@@ -140,6 +140,9 @@ func standardRun(t *testing.T) ([]iterationCost, string, *app.App, app.Project, 
 		r := load()
 		c := cost(r.Iteration)
 		c.instructions += len(instruction)
+		if os.Getenv("COST_DUMP") != "" {
+			t.Logf("INSTR:\n%s", instruction)
+		}
 		lines := fakemodel.Dispatches(instruction)
 		if len(lines) == 0 {
 			t.Fatalf("iteration %d, %s phase: no dispatch lines in:\n%s", r.Iteration, r.Phase, instruction)
@@ -157,6 +160,10 @@ func standardRun(t *testing.T) ([]iterationCost, string, *app.App, app.Project, 
 			c.briefs += len(brief)
 			c.dispatch += len(raw)
 			c.tasks += len(task)
+			if os.Getenv("COST_DUMP") != "" {
+				t.Logf("TASK %s:\n%s", name, task)
+			}
+			c.reads += changeRead(t, dir, r, name)
 			names = append(names, name)
 		}
 		return names
@@ -241,6 +248,22 @@ func standardRun(t *testing.T) ([]iterationCost, string, *app.App, app.Project, 
 	}
 }
 
+// changeRead is the size of the change file agent name's task points it to
+// (loop.Run.Task): fix.patch for a reviewer of a focused round, else the
+// whole change, diff.patch (reviewers, the fixer, the validator).
+func changeRead(t *testing.T, dir string, r *loop.Run, name string) int {
+	t.Helper()
+	file := "diff.patch"
+	if r.Focus != nil && r.Focus[name] != loop.WholeChange && name != "fixer" && name != "validator" {
+		file = "fix.patch"
+	}
+	info, err := os.Stat(filepath.Join(dir, r.Dir(), fmt.Sprintf("iter-%d", r.Iteration), file))
+	if err != nil {
+		t.Fatalf("%s's change file: %v", name, err)
+	}
+	return int(info.Size())
+}
+
 // TestStandardRunCost measures the standard run's model-facing text per
 // iteration (`make bench` prints it; `go test -v -run TestStandardRunCost
 // ./internal/app`): the table of docs/performance.md, "Cost per iteration".
@@ -250,17 +273,17 @@ func TestStandardRunCost(t *testing.T) {
 		t.Fatalf("the standard run took %d iterations, want 3", len(costs))
 	}
 	total, first := 0, 0
-	t.Logf("%-9s %6s %8s %8s %8s %8s %8s %6s  %s", "iteration", "agents", "briefs", "dispatch", "tasks", "instr", "bytes", "vs 1", "dispatched")
+	t.Logf("%-9s %6s %8s %8s %8s %8s %8s %8s %6s  %s", "iteration", "agents", "briefs", "dispatch", "tasks", "instr", "reads", "bytes", "vs 1", "dispatched")
 	for i, c := range costs {
-		c.all = c.briefs + c.dispatch + c.tasks + c.instructions
+		c.all = c.briefs + c.dispatch + c.tasks + c.instructions + c.reads
 		total += c.all
 		if i == 0 {
 			first = c.all
 		}
-		t.Logf("%-9d %6d %8d %8d %8d %8d %8d %5.0f%%  %s", i+1, len(c.agents), c.briefs, c.dispatch, c.tasks, c.instructions, c.all,
+		t.Logf("%-9d %6d %8d %8d %8d %8d %8d %8d %5.0f%%  %s", i+1, len(c.agents), c.briefs, c.dispatch, c.tasks, c.instructions, c.reads, c.all,
 			100*float64(c.all)/float64(first), strings.Join(c.agents, " "))
 	}
-	t.Logf("%-9s %6s %8s %8s %8s %8s %8d", "run", "", "", "", "", "", total)
+	t.Logf("%-9s %6s %8s %8s %8s %8s %8s %8d", "run", "", "", "", "", "", "", total)
 }
 
 // TestDemoReportToPaste: the standard run on the demo change ends DONE, and

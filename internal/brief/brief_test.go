@@ -17,7 +17,7 @@ const root = "../.."
 
 // maxReviewerBrief is the size every reviewer's agent file stays under: the
 // brief is read in full by every reviewer of every iteration.
-const maxReviewerBrief = 6144
+const maxReviewerBrief = 5120
 
 func render(t *testing.T, name string) string {
 	t.Helper()

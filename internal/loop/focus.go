@@ -92,14 +92,14 @@ func (r *Run) focusLine() string {
 // to review (fix.patch, not the whole change again), the critic's
 // regression job, and why this reviewer was dispatched.
 func (r *Run) focusedTask(b *strings.Builder, name, dir string) {
-	fmt.Fprintf(b, "This round reviews what the fixer changed, not the whole change again: %s/fix.patch (unified diff, the last reviewed tree → the fixer's). "+
-		"Read the code around it as you need; the whole change (%s/diff.patch) and %s/context.json (files, hunks, signals) are context: do not review unchanged code again.\n", dir, dir, r.Dir())
+	fmt.Fprintf(b, "Review what the fixer changed, not the whole change again: %s/fix.patch (last reviewed tree → the fixer's). "+
+		"%s/diff.patch and %s/context.json are context only.\n", dir, dir, r.Dir())
 	switch {
 	case name == Regressions:
-		b.WriteString("Your job this round: find regressions — what fix.patch breaks or gets wrong (its callers, edge cases, error paths, tests it changed) — and check the findings you raised.\n")
+		b.WriteString("Your job: find regressions — what fix.patch breaks or gets wrong (callers, edge cases, error paths, tests) — and check the findings you raised.\n")
 	case len(r.FixChecks(name)) > 0 && !strings.HasPrefix(r.Focus[name], "fix.patch: "):
-		b.WriteString("Your job this round: check the findings you raised (below); report a new finding only in what fix.patch changes, through your lens.\n")
+		b.WriteString("Your job: check the findings you raised (below); a new finding only in what fix.patch changes.\n")
 	default:
-		fmt.Fprintf(b, "Your job this round: review what fix.patch changes through your lens (%s), and check any finding you raised (below).\n", review.CleanLine(r.Focus[name]))
+		fmt.Fprintf(b, "Your job: review fix.patch through your lens (%s).\n", review.CleanLine(r.Focus[name]))
 	}
 }

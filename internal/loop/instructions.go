@@ -72,12 +72,12 @@ func (r *Run) Instructions(c Client) string {
 		return b.String()
 	}
 	tool := c.DispatchTool()
-	what := "these " + review.Plural(len(pending), "agent") + " now with the " + tool + " tool, all in ONE assistant message so they run in parallel. Each line below is one " + tool + " call"
+	what := "these " + review.Plural(len(pending), "agent") + " now with the " + tool + " tool, all in ONE assistant message: each line below is one " + tool + " call"
 	if len(pending) == 1 {
-		what = "this agent now with the " + tool + " tool. The line below is the " + tool + " call"
+		what = "this agent now with the " + tool + " tool: the line below is the " + tool + " call"
 	}
 	b.WriteString(r.focusLine())
-	fmt.Fprintf(&b, "Dispatch %s: use the JSON after %q as the tool input, unchanged.\n", what, strings.TrimSpace(DispatchMarker))
+	fmt.Fprintf(&b, "Dispatch %s, its input the JSON after %q, unchanged.\n", what, strings.TrimSpace(DispatchMarker))
 	for _, name := range pending {
 		d := dispatch{Type: c.AgentType(name), Description: fmt.Sprintf("whetstone %s, iteration %d", name, r.Iteration), Prompt: r.Prompt(name)}
 		if c != OpenCode {
@@ -88,7 +88,7 @@ func (r *Run) Instructions(c Client) string {
 		b.Write(call)
 		b.WriteByte('\n')
 	}
-	b.WriteString("Do not edit files and do not review or fix the code yourself: whetstone's hooks deny it. When the agents finish, whetstone checks their reports and tells you the next step.\n")
+	b.WriteString("Then wait: whetstone checks the reports and gives the next step. Do not edit, review or fix code yourself.\n")
 	return b.String()
 }
 
@@ -123,25 +123,24 @@ func (r *Run) Task(name string) string {
 	switch name {
 	case "fixer":
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
-		fmt.Fprintf(&b, "Fix these blocking findings, most severe first. Their details are in %s/verdict.json; the change under review is %s/diff.patch.\n", dir, dir)
+		fmt.Fprintf(&b, "Fix these blocking findings (details: %s/verdict.json; the change: %s/diff.patch):\n", dir, dir)
 		r.listBlocking(&b)
 		r.intentLine(&b, name)
 		b.WriteString(r.Rule() + "\n")
-		b.WriteString("Make minimal changes, run the tests you can, never touch .whetstone/ or whetstone.json. Your final message: exactly one fenced json block holding a whetstone.fix/v1 report with one result per id above.\n")
+		b.WriteString("Your report: whetstone.fix/v1, one result per id above.\n")
 	case "validator":
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
-		fmt.Fprintf(&b, "Independently confirm or disprove each of these findings. Details: %s/verdict.json; the change: %s/diff.patch.\n", dir, dir)
+		fmt.Fprintf(&b, "Confirm or disprove each of these findings (details: %s/verdict.json; the change: %s/diff.patch):\n", dir, dir)
 		r.listBlocking(&b)
 		r.intentLine(&b, name)
 		b.WriteString(r.Rule() + "\n")
-		b.WriteString("Your final message: exactly one fenced json block holding a whetstone.validation/v1 report with one result per id above.\n")
+		b.WriteString("Your report: whetstone.validation/v1, one result per id above.\n")
 	default:
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
 		if r.focused(name) {
 			r.focusedTask(&b, name, dir)
 		} else {
-			fmt.Fprintf(&b, "The change: %s/diff.patch (unified diff, base → working tree; untracked files appear as additions). "+
-				"Files with status, old path, changed line ranges (hunks), triage (skip | deep | normal), the specialists chosen and why, and tool signals: %s/context.json.\n", dir, r.Dir())
+			fmt.Fprintf(&b, "The change: %s/diff.patch (base → working tree; untracked files as additions). Its files, hunks, triage and signals: %s/context.json.\n", dir, r.Dir())
 		}
 		r.intentLine(&b, name)
 		if r.Iteration > 1 {
@@ -149,13 +148,13 @@ func (r *Run) Task(name string) string {
 			if !r.focused(name) {
 				fmt.Fprintf(&b, "What the fixer changed since the last review: %s/fix.patch. ", dir)
 			}
-			fmt.Fprintf(&b, "Earlier findings: %s/verdict.json; the fixer's report: %s/fix.json.\n", prev, prev)
+			fmt.Fprintf(&b, "Earlier findings: %s/verdict.json; the fixer's: %s/fix.json.\n", prev, prev)
 			for _, line := range r.CheckLines(name) {
 				b.WriteString(line + "\n")
 			}
 		}
 		b.WriteString(r.Rule() + "\n")
-		fmt.Fprintf(&b, "Your final message: exactly one fenced json block holding a whetstone.review/v1 report with \"reviewer\": %q, at most %d findings, most severe first (more are cut), file paths relative to the project root; a finding below confidence %d is kept as a note and never blocks.\n",
+		fmt.Fprintf(&b, "Your report: whetstone.review/v1, \"reviewer\": %q, at most %d findings (more are cut), paths relative to the project root; a finding below confidence %d is kept as a note.\n",
 			name, review.MaxReportFindings, r.Settings.ConfidenceThreshold)
 	}
 	return b.String()
