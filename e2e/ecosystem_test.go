@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -180,6 +181,9 @@ func testEcosystem(t *testing.T, eco ecosystem) {
 	}
 }
 
+// refusalNames finds the commands a refusal says may be run.
+var refusalNames = regexp.MustCompile(`verification commands(?: as written|, which run exactly as written, with no other words, from the project root): ([^;]+);`)
+
 // verifyingScript is a well-behaved run in which the witness verifies as a
 // real model does: it first calls the test runner itself, then the command
 // the refusal names, and reports a finding only when that output shows a
@@ -200,7 +204,14 @@ func verifyingScript(eco ecosystem) fakemodel.Script {
 			case 0:
 				return fakemodel.Call(fakemodel.ToolUse("Bash", map[string]any{"command": eco.direct, "description": "Run the tests"}))
 			case 1:
-				return fakemodel.Call(fakemodel.ToolUse("Bash", map[string]any{"command": eco.verify, "description": "Run the project's tests"}))
+				// As a real model must: the command to run is the one the
+				// refusal names, not one the script knows.
+				res, _ := req.ToolResult(uses[0].ID)
+				m := refusalNames.FindStringSubmatch(res.AllText())
+				if m == nil {
+					return fakemodel.Say("The tests cannot be run here.\n\n```json\n{\"schema\":\"whetstone.review/v1\",\"reviewer\":\"witness\",\"verdict\":\"clean\",\"findings\":[]}\n```")
+				}
+				return fakemodel.Call(fakemodel.ToolUse("Bash", map[string]any{"command": strings.TrimSpace(strings.Split(m[1], ",")[0]), "description": "Run the project's tests"}))
 			}
 			res, _ := req.ToolResult(uses[len(uses)-1].ID)
 			failing := strings.Contains(res.AllText(), eco.failed)

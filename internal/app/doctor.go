@@ -311,10 +311,10 @@ func (a *App) sandboxCheck(root string) Check {
 	}
 	c.Level = Warn
 	why := noSandbox()
-	switch {
+	switch _, lookErr := exec.LookPath("bwrap"); {
 	case runtime.GOOS != "linux":
 		c.Fix = "run whetstone on Linux with bubblewrap for the sandbox"
-	case why == "bwrap is not on PATH":
+	case lookErr != nil:
 		c.Fix = "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap)"
 	default:
 		c.Fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor bwrap profile)"

@@ -150,10 +150,16 @@ func runOf(proj Project, session string) (string, error) {
 	if id := proj.RunOf(session); id != "" {
 		return id, nil
 	}
+	return "", noSession(proj, session)
+}
+
+// noSession is nil when the session has no session file, and an error
+// when it has one RunOf could not read.
+func noSession(proj Project, session string) error {
 	if _, err := os.Lstat(proj.sessionFile(session)); errors.Is(err, os.ErrNotExist) {
-		return "", nil
+		return nil
 	}
-	return "", fmt.Errorf("its session file %s cannot be read as one", proj.sessionFile(session))
+	return fmt.Errorf("its session file %s cannot be read as one", proj.sessionFile(session))
 }
 
 // inProgress reports whether a run's state does not say it has ended,
@@ -201,7 +207,7 @@ func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 	id := proj.RunOf(p.SessionID)
 	if id == "" {
 		if event == "pre-tool-use" {
-			if _, err := runOf(proj, p.SessionID); err != nil {
+			if err := noSession(proj, p.SessionID); err != nil { // RunOf found no run: runOf's second step
 				return hook.Deny(fmt.Sprintf("whetstone cannot tell whether this session's review is running: %v. The call is refused; `whetstone status` shows the runs.", err)), nil
 			}
 		}

@@ -453,8 +453,10 @@ func validate(path string, stdout io.Writer) error {
 	}
 	// A report.md is checked against the report.json beside it, if any.
 	sibling, err := safeio.ReadFile(filepath.Join(filepath.Dir(path), "report.json"), maxValidate, false)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		sibling = nil
+	} else if err != nil {
+		return fmt.Errorf("%s: the report.json beside it: %w", path, err)
 	}
 	if summary, ok, err := runreport.ValidateFile(data, sibling); ok {
 		if err != nil {

@@ -38,7 +38,8 @@ func IsReviewer(name string) bool {
 }
 
 // Defaults are the settings when neither whetstone.json nor a flag says otherwise.
-var Defaults = loop.Settings{Depth: "standard", MaxIterations: 5, ConfidenceThreshold: 80, FixSeverity: "medium", BlockingSeverity: "high"}
+var Defaults = loop.Settings{Depth: "standard", MaxIterations: 5,
+	ConfidenceThreshold: review.DefaultPolicy.ConfidenceThreshold, FixSeverity: review.DefaultPolicy.FixSeverity, BlockingSeverity: review.DefaultPolicy.BlockingSeverity}
 
 // File is whetstone.json.
 type File struct {
@@ -224,7 +225,11 @@ func ParseArgs(prompt string) (Args, error) {
 			if err != nil {
 				return a, err
 			}
-			*map[string]*string{"since": &a.Since, "intent": &a.Intent}[name] = v
+			if name == "since" {
+				a.Since = v
+			} else {
+				a.Intent = v
+			}
 		case "restart", "staged", "uncommitted", "last-commit", "force":
 			set := map[string]*bool{"restart": &a.Restart, "staged": &a.Staged, "uncommitted": &a.Uncommitted, "last-commit": &a.LastCommit, "force": &a.Force}[name]
 			if err := noValue(name, hasValue, set); err != nil {

@@ -97,7 +97,7 @@ func (r *Run) focusedTask(b *strings.Builder, name, dir string) {
 	switch {
 	case name == Regressions:
 		b.WriteString("Your job: find regressions — what fix.patch breaks or gets wrong (callers, edge cases, error paths, tests) — and check the findings you raised.\n")
-	case len(r.FixChecks(name)) > 0 && !strings.HasPrefix(r.Focus[name], "fix.patch: "):
+	case len(r.FixChecks(name)) > 0: // FocusOn gives it this reason before a lens one
 		b.WriteString("Your job: check the findings you raised (below); a new finding only in what fix.patch changes.\n")
 	default:
 		fmt.Fprintf(b, "Your job: review fix.patch through your lens (%s).\n", review.CleanLine(r.Focus[name]))

@@ -70,7 +70,7 @@ type Settings struct {
 	PreExistingBlocks   bool     `json:"pre_existing_blocks,omitempty"`
 	Background          bool     `json:"background,omitempty"` // dispatch agents with run_in_background: true
 	VerifyCommands      []string `json:"verify_commands,omitempty"`
-	Sandbox             string   `json:"sandbox,omitempty"`             // "" or "auto": bubblewrap when available; "off"
+	Sandbox             string   `json:"sandbox,omitempty"`             // "" or "auto": code only in bubblewrap; "if-available"; "off" (config.File.Sandbox)
 	Restore             bool     `json:"restore,omitempty"`             // undo writes made in a read-only phase
 	MaxUntrackedBytes   int64    `json:"max_untracked_bytes,omitempty"` // untracked files above this are listed, not hashed (0: the default)
 }

@@ -41,7 +41,7 @@ var GoVerify = []string{"go build -o /dev/null ./...", "go vet ./...", "go test 
 // verify_commands). Only files directly at root are read, each bounded;
 // a symlink is followed only when it stays inside the project.
 func DetectVerify(root string, configured []string) []VerifyCommand {
-	p := project{root: root}
+	p := newProject(root)
 	var out []VerifyCommand
 	add := func(kind, source string, cmd string) {
 		if !slices.ContainsFunc(out, func(v VerifyCommand) bool { return v.Command == cmd }) {
@@ -112,8 +112,16 @@ func configured(vs []VerifyCommand) []string {
 }
 
 // project reads files at the root of the project, bounded and without
-// leaving it.
-type project struct{ root string }
+// leaving it. real is root with its symlinks resolved, once.
+type project struct{ root, real string }
+
+func newProject(root string) project {
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		real = "" // nothing is within it: every file reads as missing
+	}
+	return project{root: root, real: real}
+}
 
 // path returns the real path of name under root, or "" when it does not
 // exist or leads outside the project.
@@ -122,8 +130,7 @@ func (p project) path(name string) string {
 	if err != nil {
 		return ""
 	}
-	root, err := filepath.EvalSymlinks(p.root)
-	if err != nil || !safeio.Within(root, real) {
+	if p.real == "" || !safeio.Within(p.real, real) {
 		return ""
 	}
 	return real
@@ -142,11 +149,7 @@ func (p project) file(name string) bool {
 // read returns the content of name, nil when it is missing, too large or
 // leads outside the project.
 func (p project) read(name string) []byte {
-	real := p.path(name)
-	if real == "" {
-		return nil
-	}
-	data, err := safeio.ReadFile(real, maxManifest, true)
+	data, err := safeio.ReadIn(p.root, filepath.Join(p.root, name), maxManifest)
 	if err != nil {
 		return nil
 	}
@@ -312,7 +315,7 @@ type checkers struct {
 
 // configuredCheckers looks for the checkers' configuration at root.
 func configuredCheckers(root string) checkers {
-	p := project{root: root}
+	p := newProject(root)
 	var c checkers
 	c.tsc = p.file("tsconfig.json") && p.file("node_modules/.bin/tsc")
 	if p.file("node_modules/.bin/eslint") {

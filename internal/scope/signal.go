@@ -79,7 +79,8 @@ func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 	}
 	list := []check{{tool: "git diff --check", args: append([]string{"git", "-c", "core.quotepath=off", "diff", "--check", "--no-color", "--relative", c.Base, c.Tree, "--"}, literal...)}}
 	var prep *Signal
-	if goTools(ctx, g, c) {
+	reviewedTree := treeIsReviewed(ctx, g, c) // hashes the work tree in staged and last-commit modes: once
+	if reviewedTree && goTools(g) {
 		sb, err := newGoSandbox(ctx, g.dir, req.Network)
 		if err != nil {
 			prep = &Signal{Tool: "go", Command: "go env GOWORK", Status: "failed", Output: bound(err.Error())}
@@ -95,7 +96,7 @@ func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 			list = append(list, check{tool: "staticcheck", args: []string{"staticcheck", "--", "./..."}, env: env})
 		}
 	}
-	if treeIsReviewed(ctx, g, c) {
+	if reviewedTree {
 		list = append(list, projectChecks(g.dir, c)...)
 	}
 	signals := make([]*Signal, len(list))
@@ -135,16 +136,14 @@ func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 	return out
 }
 
-// goTools reports whether the Go checks apply: a module at root, go
-// installed, and a working tree that holds exactly the reviewed state.
-func goTools(ctx context.Context, g git, c Context) bool {
+// goTools reports whether the Go checks can run: a module at root and go
+// installed (checks asks treeIsReviewed first).
+func goTools(g git) bool {
 	if _, err := os.Stat(filepath.Join(g.dir, "go.mod")); err != nil {
 		return false
 	}
-	if _, err := exec.LookPath("go"); err != nil {
-		return false
-	}
-	return treeIsReviewed(ctx, g, c)
+	_, err := exec.LookPath("go")
+	return err == nil
 }
 
 // treeIsReviewed reports whether the working tree, which the tools read,

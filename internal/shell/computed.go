@@ -688,7 +688,7 @@ func (c *checker) wordOrigin(w *syntax.Word) *origin {
 	case *syntax.CmdSubst:
 		return c.substs[p]
 	case *syntax.ParamExp:
-		if plainParam(p) && p.Dollar.IsValid() || plainParam(p) {
+		if plainParam(p) {
 			if o := c.listed[p.Param.Value]; o != nil {
 				return &origin{cwd: o.cwd, name: p.Param.Value}
 			}
