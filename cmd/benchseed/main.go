@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/app"
-	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
@@ -43,7 +43,7 @@ func seed(session string, entries, runs int) error {
 	if err != nil {
 		return err
 	}
-	p, err := hook.Parse(fmt.Appendf(nil, `{"session_id":%q,"hook_event_name":"UserPromptSubmit","cwd":%q,"prompt":"/whetstone:review --reviewers critic,pedant,witness,security-reviewer,silent-failure-hunter"}`, session, wd))
+	p, err := client.Parse(fmt.Appendf(nil, `{"session_id":%q,"hook_event_name":"UserPromptSubmit","cwd":%q,"prompt":"/whetstone:review --reviewers critic,pedant,witness,security-reviewer,silent-failure-hunter"}`, session, wd))
 	if err != nil {
 		return err
 	}

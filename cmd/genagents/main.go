@@ -1,9 +1,9 @@
-// Command genagents writes the agents' briefs from the sources in
-// internal/brief/src: Claude Code's agents/<name>.md and OpenCode's
-// opencode/agent/whetstone-<name>.md, and OpenCode's review command,
-// opencode/command/whetstone-review.md, and review skill,
-// opencode/skill/whetstone-review/SKILL.md, from commands/review.md. Run it
-// from the module root:
+// Command genagents writes every client's generated files from the
+// agents' sources in internal/brief/src and the review command,
+// commands/review.md: what each client's Render returns
+// (internal/client), such as Claude Code's agents/<name>.md and
+// OpenCode's opencode/agent/whetstone-<name>.md, review command and
+// review skill. Run it from the module root:
 //
 //	go run ./cmd/genagents
 package main
@@ -11,10 +11,12 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
-	"github.com/whetstone-dev/whetstone/internal/brief"
+	"github.com/whetstone-dev/whetstone/internal/client"
 )
 
 func main() {
@@ -27,39 +29,24 @@ func main() {
 }
 
 func generate(root string) error {
-	for _, dir := range []string{"agents", "opencode/agent", "opencode/command", "opencode/skill/" + brief.OpenCodeCommand} {
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-			return err
-		}
+	command, err := os.ReadFile(filepath.Join(root, "commands", "review.md"))
+	if err != nil {
+		return err
 	}
-	for _, name := range brief.Names() {
-		b, err := brief.Render(name)
+	for _, c := range client.All() {
+		files, err := c.Render(command)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", c.Name(), err)
 		}
-		if err := os.WriteFile(filepath.Join(root, "agents", name+".md"), b, 0o644); err != nil {
-			return err
+		for _, rel := range slices.Sorted(maps.Keys(files)) {
+			p := filepath.Join(root, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, files[rel], 0o644); err != nil {
+				return err
+			}
 		}
-		if b, err = brief.RenderOpenCode(name); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(root, "opencode", "agent", brief.OpenCodePrefix+name+".md"), b, 0o644); err != nil {
-			return err
-		}
 	}
-	claude, err := os.ReadFile(filepath.Join(root, "commands", "review.md"))
-	if err != nil {
-		return err
-	}
-	b, err := brief.RenderOpenCodeCommand(claude)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(root, "opencode", "command", brief.OpenCodeCommand+".md"), b, 0o644); err != nil {
-		return err
-	}
-	if b, err = brief.RenderOpenCodeSkill(claude); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(root, "opencode", "skill", brief.OpenCodeCommand, "SKILL.md"), b, 0o644)
+	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/app"
-	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
@@ -38,7 +38,7 @@ func fixture(b *testing.B, name string) map[string]any {
 
 // runHook is one hook invocation as the binary does it, minus start-up.
 func runHook(b testing.TB, a *app.App, event string, data []byte) []byte {
-	p, err := hook.Parse(data)
+	p, err := client.Parse(data)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
@@ -509,7 +510,7 @@ func TestConcurrentSubagentStopsInProcess(t *testing.T) {
 		t.Chdir(dir) // hooks find the project from the working directory
 		session := fmt.Sprintf("90a0a000-%04d-4000-8000-000000000000", trial)
 		call := func(ev hookEvent) (*hook.Response, error) {
-			p, err := hook.Parse(ev.payload)
+			p, err := client.Parse(ev.payload)
 			if err != nil {
 				return nil, err
 			}

@@ -260,7 +260,7 @@ func TestWitnessGoTestOverlayIsContained(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			cmd := "go test -count=1 -v -overlay=" + filepath.Join(w, "overlay.json") + " ./..."
 			out := runHook(t, a, "pre-tool-use", bashPayload(t, session, root, "whetstone:witness", mode, cmd))
-			line := rewritten(t, out, cmd, sandbox.Decision("claude-code", mode))
+			line := rewritten(t, out, cmd, sandbox.Decision(mode))
 			got, code := bash(t, root, line)
 			if code != 0 || !strings.Contains(got, "INIT-RAN") {
 				t.Fatalf("the overlaid test did not run in the sandbox (exit %d):\n%s", code, got)
@@ -298,7 +298,7 @@ func TestFixerGoTestIsContained(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			cmd := "go test -count=1 -v ./..."
 			out := runHook(t, a, "pre-tool-use", bashPayload(t, session, root, "whetstone:fixer", mode, cmd))
-			line := rewritten(t, out, cmd, sandbox.Decision("claude-code", mode))
+			line := rewritten(t, out, cmd, sandbox.Decision(mode))
 			got, code := bash(t, root, line)
 			if code != 0 || !strings.Contains(got, "INIT-RAN") {
 				t.Fatalf("the fixer's test did not run in the sandbox (exit %d):\n%s", code, got)
@@ -393,7 +393,7 @@ func TestReviewerCoverprofileRunsAndLeavesNothing(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			cmd := "go test -count=1 -coverprofile=c.out ./... && ls -l c.out"
 			out := runHook(t, a, "pre-tool-use", bashPayload(t, session, root, "whetstone:witness", mode, cmd))
-			got, code := bash(t, root, rewritten(t, out, cmd, sandbox.Decision("claude-code", mode)))
+			got, code := bash(t, root, rewritten(t, out, cmd, sandbox.Decision(mode)))
 			if code != 0 || !strings.Contains(got, "coverage:") || !strings.Contains(got, "c.out") {
 				t.Fatalf("go test -coverprofile did not run in the sandbox (exit %d):\n%s", code, got)
 			}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
@@ -262,18 +263,18 @@ func goCheck(root string) Check {
 	return c
 }
 
-// clientChecks finds Claude Code and OpenCode; whetstone needs one of them.
+// clientChecks finds each client's program; whetstone needs one of them.
 func clientChecks() []Check {
 	var checks []Check
+	var titles []string
 	found := 0
-	for _, t := range []struct{ name, install string }{
-		{"claude", "install Claude Code: npm install -g @anthropic-ai/claude-code"},
-		{"opencode", "install OpenCode: npm install -g opencode-ai"},
-	} {
-		c := Check{Name: t.name, Level: OK}
-		out, path, err := version(t.name, "--version")
+	for _, cl := range client.All() {
+		name, fix := cl.Binary()
+		titles = append(titles, cl.Title())
+		c := Check{Name: name, Level: OK}
+		out, path, err := version(name, "--version")
 		if err != nil {
-			c.Level, c.Detail, c.Fix = Warn, err.Error(), t.install
+			c.Level, c.Detail, c.Fix = Warn, err.Error(), fix
 		} else {
 			c.Detail = fmt.Sprintf("%s (%s)", out, path)
 			found++
@@ -284,7 +285,7 @@ func clientChecks() []Check {
 		for i := range checks {
 			checks[i].Level = Fail
 		}
-		checks[0].Detail += "; whetstone needs Claude Code or OpenCode"
+		checks[0].Detail += "; whetstone needs " + strings.Join(titles, " or ")
 	}
 	return checks
 }

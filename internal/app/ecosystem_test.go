@@ -116,7 +116,7 @@ func TestNodeAndPythonTestsAreContained(t *testing.T) {
 			before := tree(t, root)
 			for _, mode := range []string{"default", "bypassPermissions"} {
 				out := runHook(t, a, "pre-tool-use", bashPayload(t, session, root, "whetstone:witness", mode, tc.cmd))
-				line := rewritten(t, out, tc.cmd, sandbox.Decision("claude-code", mode))
+				line := rewritten(t, out, tc.cmd, sandbox.Decision(mode))
 				got, code := bash(t, root, line)
 				if code != 0 || !strings.Contains(got, "TEST-RAN") || !strings.Contains(got, "project=ok") {
 					t.Fatalf("%s: the project's test did not run, or could not write its overlay, in the sandbox (exit %d):\n%s", mode, code, got)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
@@ -82,7 +83,7 @@ func newDriver(t *testing.T, dir string) *driver {
 func (d *driver) call(event string, fields map[string]any) *hook.Response {
 	d.t.Helper()
 	fields["session_id"], fields["cwd"] = d.session, d.dir
-	p, err := hook.Parse(payload(d.t, fields))
+	p, err := client.Parse(payload(d.t, fields))
 	if err != nil {
 		d.t.Fatal(err)
 	}

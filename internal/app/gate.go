@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
@@ -257,9 +258,9 @@ func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 	if cmd == "" {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call has no command to check.", g.id, p.ToolName))
 	}
-	// OpenCode's bash names its workdir in the call; Claude Code's cwd is
-	// the session's, always there unless deleted since.
-	cwd, ok := g.cwd(p.Cwd, p.Client == hook.OpenCode && p.ToolInput.Get("workdir").String() != "")
+	// A call may name its own directory (OpenCode's bash workdir), which
+	// must exist; the session's is always there unless deleted since.
+	cwd, ok := g.cwd(p.Cwd, p.CwdFromCall)
 	if !ok {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call runs in %q, which is not a directory whetstone can find, so it cannot tell what the command touches. Give an absolute directory (or none).", g.id, p.ToolName, p.Cwd))
 	}
@@ -407,12 +408,10 @@ func quote(cmd string) string {
 }
 
 // rewritesAll reports whether a read-only agent's whole line runs in the
-// sandbox, not only the part that runs code: in OpenCode, which has no
-// permission mode and whose plugin applies the rewrite, and in Claude
-// Code's bypassPermissions mode, where the rewritten line is checked
-// against the user's deny and ask rules only (docs/sandbox.md).
+// sandbox, not only the part that runs code: the client decides, by
+// permission mode (docs/sandbox.md).
 func rewritesAll(p hook.Payload) bool {
-	return p.Client == hook.OpenCode || sandbox.RewriteInMode(p.PermissionMode)
+	return client.Of(p).RewritesWholeLine(p.PermissionMode)
 }
 
 // sandboxed answers with the command rewritten to run under bubblewrap,
@@ -427,7 +426,7 @@ func (a *App) sandboxed(g gate, p hook.Payload, bwrap, cmd, cwd string) *hook.Re
 	if err != nil {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: cannot rewrite this %s call to run in the sandbox (%v).", g.id, p.ToolName, err))
 	}
-	return hook.Rewrite(sandbox.Decision(p.Client, p.PermissionMode), "", input)
+	return hook.Rewrite(client.Of(p).SandboxDecision(p.PermissionMode), "", input)
 }
 
 // keyUnnamed reports whether text (a command the parser refused, or any

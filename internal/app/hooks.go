@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
@@ -38,36 +37,14 @@ var Events = map[string]string{
 
 // Hook answers one hook event. A nil response means "no opinion": exit 0
 // with empty stdout. In a session that owns no run, every event but a
-// /whetstone:review prompt returns nil after one stat. OpenCode's answers
-// use OpenCode's names (openCodeText).
+// /whetstone:review prompt returns nil after one stat. The answer is in
+// the names of the payload's client (client.Client.Phrase).
 func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
 	resp, err := a.answer(event, p)
-	if resp != nil && p.Client == hook.OpenCode {
-		resp.MapText(openCodeText)
+	if resp != nil {
+		client.Of(p).Phrase(resp)
 	}
 	return resp, err
-}
-
-// openCodeWords turns Claude Code's names into OpenCode's: whetstone's
-// agents and command (whetstone:critic → whetstone-critic,
-// /whetstone:review → /whetstone-review) and the tools. Built on first use:
-// compiling a regexp costs every hook process time.
-var openCodeWords = sync.OnceValue(func() func(string) string {
-	names := regexp.MustCompile(`\bwhetstone:([a-z][a-z-]*[a-z])`)
-	tools := strings.NewReplacer(
-		"the Edit tool", "the edit tool",
-		"Use Read, Grep, Glob and read-only Bash commands.", "Use read, grep, glob and read-only bash commands.",
-		"write-shaped Bash", "write-shaped bash",
-	)
-	return func(s string) string { return tools.Replace(names.ReplaceAllString(s, "whetstone-$1")) }
-})
-
-// openCodeText is a text of an answer in OpenCode's words.
-func openCodeText(s string) string {
-	if s == "" {
-		return s
-	}
-	return openCodeWords()(s)
 }
 
 // PreToolUse answers a pre-tool-use payload as read (bad is the error
@@ -76,20 +53,23 @@ func openCodeText(s string) string {
 // (the session id is peeked before the full decode), or, when the payload
 // names no readable session, whenever any run of the project is in
 // progress. Outside a run such a call passes, as every call does.
-// OpenCode's plugin is always answered with a JSON object, {} for no
-// objection, so that an empty answer is a failure it can deny
-// (docs/opencode.md); Claude Code's keeps the empty one.
+// No objection is answered as the client wants it (client.Client.Pass),
+// every answer in its names.
 func (a *App) PreToolUse(p hook.Payload, bad error) (resp *hook.Response) {
-	session, client := hook.Peek(p.Raw)
+	session, name := hook.Peek(p.Raw)
 	defer func() {
 		if v := recover(); v != nil {
 			resp = hook.Deny(fmt.Sprintf("whetstone failed while checking this call (%v); nothing runs until that is fixed (`whetstone status`)", v))
 		}
-		if client == hook.OpenCode {
-			if resp == nil {
-				resp = &hook.Response{}
-			}
-			resp.MapText(openCodeText)
+		c, err := client.Lookup(name)
+		if err != nil {
+			c = client.Default()
+		}
+		if resp == nil {
+			resp = c.Pass()
+		}
+		if resp != nil {
+			c.Phrase(resp)
 		}
 	}()
 	if bad == nil {
@@ -257,21 +237,14 @@ func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 }
 
 // reviewSkill reports whether a tool call is the orchestrator invoking
-// whetstone's review as a skill, and with which arguments: Claude Code's
-// Skill {"skill": "whetstone:review", "args": "…"} (the model may write
-// the command's slash too), OpenCode's skill {"name": "whetstone-review"}.
-// Only the main thread starts a run: a subagent's call is judged as any
-// other reading tool.
+// whetstone's review as a skill, and with which arguments (the client
+// knows its skill's name and input). Only the main thread starts a run: a
+// subagent's call is judged as any other reading tool.
 func reviewSkill(p hook.Payload) (args string, ok bool) {
 	if p.ToolName != "Skill" || p.AgentID != "" || p.AgentType != "" {
 		return "", false
 	}
-	name := strings.TrimPrefix(strings.TrimSpace(p.ToolInput.Get("skill").String()), "/")
-	if p.Client == hook.OpenCode {
-		name = strings.TrimSpace(p.ToolInput.Get("name").String())
-		return "", name == "whetstone-review"
-	}
-	return p.ToolInput.Get("args").String(), name == strings.TrimPrefix(config.Command, "/")
+	return client.Of(p).ReviewSkill(p)
 }
 
 // startFromSkill starts (or resumes) the session's run for a Skill call as
@@ -453,12 +426,7 @@ func (a *App) promptDuringRun(proj Project, id string, body []byte, p hook.Paylo
 }
 
 // clientOf is the client whose words a hook's answer uses.
-func clientOf(p hook.Payload) loop.Client {
-	if p.Client == hook.OpenCode {
-		return loop.OpenCode
-	}
-	return loop.ClaudeCode
-}
+func clientOf(p hook.Payload) loop.Client { return client.Of(p) }
 
 // agentName returns the short name of a whetstone agent type, or "".
 func agentName(agentType string) string {
@@ -474,7 +442,7 @@ func agentName(agentType string) string {
 // and writes nothing: the instance is recorded when it starts
 // (subagent-start, under the lock), where the phase is checked again.
 func (a *App) dispatchGate(p hook.Payload, body []byte) (*hook.Response, error) {
-	name := agentName(p.SubagentType())
+	name := agentName(p.Dispatch)
 	if name == "" {
 		return nil, nil // other plugins' and built-in agents are not ours to gate
 	}

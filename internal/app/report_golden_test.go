@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/whetstone-dev/whetstone"
 	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	runreport "github.com/whetstone-dev/whetstone/internal/report"
@@ -194,7 +195,7 @@ func fixtureRun(t *testing.T) (*app.App, app.Project, *loop.Run) {
 	call := func(event string, fields map[string]any) *hook.Response {
 		t.Helper()
 		fields["session_id"], fields["cwd"] = session, dir
-		p, err := hook.Parse(payload(t, fields))
+		p, err := client.Parse(payload(t, fields))
 		if err != nil {
 			t.Fatal(err)
 		}

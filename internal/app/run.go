@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
@@ -411,12 +412,11 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload, body []byte)
 		if err := a.conclude(proj, r, rep, now); err != nil {
 			return err
 		}
-		if clientOf(p) == loop.OpenCode && resp == nil {
-			// opencode run ends at the first idle of the root session, so
-			// no Stop analogue would carry the next step: it rides on the
-			// result of the task call that completed the phase
-			// (docs/opencode.md), and a finished run's summary with it.
-			resp = hook.Context("SubagentStop", r.Instructions(loop.OpenCode))
+		if c := client.Of(p); c.NextOnSubagentStop() && resp == nil {
+			// A client with no Stop analogue to carry the next step: it
+			// rides on the result of the dispatch that completed the
+			// phase, and a finished run's summary with it.
+			resp = hook.Context("SubagentStop", r.Instructions(c))
 			r.Announced = !r.Active()
 		}
 		return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 )
@@ -96,7 +97,7 @@ func TestHooksLeaveTreeAlone(t *testing.T) {
 	call := func(event string, fields map[string]any) *hook.Response {
 		t.Helper()
 		fields["session_id"], fields["cwd"] = session, dir
-		p, err := hook.Parse(payload(t, fields))
+		p, err := client.Parse(payload(t, fields))
 		if err != nil {
 			t.Fatal(err)
 		}

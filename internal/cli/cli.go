@@ -20,7 +20,7 @@ import (
 	urfave "github.com/urfave/cli/v2"
 	"github.com/whetstone-dev/whetstone"
 	"github.com/whetstone-dev/whetstone/internal/app"
-	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	runreport "github.com/whetstone-dev/whetstone/internal/report"
 	"github.com/whetstone-dev/whetstone/internal/review"
@@ -87,7 +87,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					if _, ok := app.Events[event]; !ok || c.NArg() != 1 {
 						return usageErr("hook: want one event of session-start, user-prompt-submit, pre-tool-use, pre-skill-shell-command, subagent-start, subagent-stop, stop (got %q)", strings.Join(c.Args().Slice(), " "))
 					}
-					p, err := hook.Read(stdin)
+					p, err := client.Read(stdin)
 					if event == "pre-tool-use" {
 						// The gate fails closed during a run (App.PreToolUse).
 						if resp := a.PreToolUse(p, err); resp != nil {

@@ -1,5 +1,8 @@
-// Package hook decodes hook payloads (Claude Code's, and the same shape from
-// the OpenCode plugin, marked "client": "opencode") and encodes hook answers.
+// Package hook decodes hook payloads and encodes hook answers, in the one
+// shape every client's hooks send (a client that sends another shape has
+// its plugin translate it). What differs between clients — tool and agent
+// names, the paths an edit changes — is normalised by the client's package
+// (internal/client), which calls Parse.
 package hook
 
 import (
@@ -8,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -44,35 +46,21 @@ type Payload struct {
 	TranscriptPath string
 	StopHookActive bool
 	Background     []Task
-	// Client is the harness that sent the payload: ClaudeCode, or OpenCode
-	// when the OpenCode plugin sent it with "client": "opencode". For
-	// OpenCode, Parse has already mapped the tool's name onto Claude
-	// Code's (OpenCodeTools) and the agent's name onto "whetstone:<name>".
+	// Client is the name of the client that sent the payload, its
+	// "client" field ("" for the default client). The fields below are
+	// filled by that client's Normalise (internal/client): ToolName and
+	// AgentType in whetstone's own words (Edit, Bash, Agent, …;
+	// whetstone:<name>), whatever the client calls them.
 	Client string
-	// Paths are the files an edit-shaped call changes: file_path or
-	// notebook_path in Claude Code, filePath in OpenCode, and every path
-	// of an OpenCode apply_patch.
+	// Paths are the files an edit-shaped call changes.
 	Paths []string
+	// Dispatch is the agent a dispatch call (Agent, Task) starts, as
+	// whetstone:<name> for whetstone's agents.
+	Dispatch string
+	// CwdFromCall reports that the call names its own working directory
+	// (Cwd), which must then exist: it is not the session's.
+	CwdFromCall bool
 }
-
-// Clients.
-const (
-	ClaudeCode = "claude-code"
-	OpenCode   = "opencode"
-)
-
-// OpenCodeTools maps OpenCode 1.18.33's built-in tools onto the Claude Code
-// tools that do the same, so that one gate judges both (docs/opencode.md).
-// A tool not listed keeps its OpenCode name and is judged as unknown.
-var OpenCodeTools = map[string]string{
-	"edit": "Edit", "write": "Write", "apply_patch": "ApplyPatch", "bash": "Bash", "task": "Agent",
-	"read": "Read", "glob": "Glob", "grep": "Grep", "list": "LS", "webfetch": "WebFetch", "websearch": "WebSearch",
-	"todowrite": "TodoWrite", "todoread": "TodoWrite", "skill": "Skill", "invalid": "Invalid", "question": "AskUserQuestion",
-}
-
-// OpenCodeAgentPrefix starts the name of each whetstone agent installed
-// for OpenCode (whetstone-critic), where Claude Code says whetstone:critic.
-const OpenCodeAgentPrefix = "whetstone-"
 
 // ValidName reports whether id can name a file under .whetstone (a session
 // id, or a run id, which starts with its session's first characters):
@@ -221,19 +209,7 @@ func parse(raw []byte) (Payload, error) {
 	if !ValidName(p.SessionID) {
 		return p, fmt.Errorf("hook payload has no usable session_id (got %q)", p.SessionID)
 	}
-	switch p.Client {
-	case "", ClaudeCode:
-		p.Client = ClaudeCode
-		for _, f := range []string{"file_path", "notebook_path"} {
-			if v := p.ToolInput.Get(f).String(); v != "" {
-				p.Paths = append(p.Paths, v)
-			}
-		}
-	case OpenCode:
-		p.fromOpenCode()
-	default:
-		return p, fmt.Errorf("hook payload names an unknown client %q (want %q or %q)", p.Client, ClaudeCode, OpenCode)
-	}
+	p.Dispatch = p.ToolInput.Get("subagent_type").String()
 	return p, nil
 }
 
@@ -307,50 +283,9 @@ func typeName(v gjson.Result) string {
 	return "a boolean"
 }
 
-// fromOpenCode maps an OpenCode payload's tool and agent names onto Claude
-// Code's, and collects the paths it edits. The tool's own input is kept:
-// the gates read both spellings of the fields they need.
-func (p *Payload) fromOpenCode() {
-	tool := p.ToolName
-	if name, ok := OpenCodeTools[tool]; ok {
-		p.ToolName = name
-	}
-	if rest, ok := strings.CutPrefix(p.AgentType, OpenCodeAgentPrefix); ok {
-		p.AgentType = "whetstone:" + rest
-	}
-	switch tool {
-	case "apply_patch":
-		p.Paths = PatchPaths(p.ToolInput.Get("patchText").String())
-	case "edit", "write":
-		if v := p.ToolInput.Get("filePath").String(); v != "" {
-			p.Paths = append(p.Paths, v)
-		}
-	case "bash":
-		// OpenCode resolves a relative workdir against its directory, the
-		// payload's cwd; anything else ("~/…") stays as given, for the
-		// gate to refuse.
-		if v := p.ToolInput.Get("workdir").String(); v != "" {
-			if !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") && filepath.IsAbs(p.Cwd) {
-				v = filepath.Join(p.Cwd, v)
-			}
-			p.Cwd = v
-		}
-	}
-}
-
-// SubagentType is the agent a dispatch (Agent, Task, OpenCode's task)
-// starts, as "whetstone:<name>" for whetstone's agents in either client.
-func (p Payload) SubagentType() string {
-	t := p.ToolInput.Get("subagent_type").String()
-	if rest, ok := strings.CutPrefix(t, OpenCodeAgentPrefix); ok && p.Client == OpenCode {
-		return "whetstone:" + rest
-	}
-	return t
-}
-
 // PatchPaths lists every file an apply_patch envelope adds, updates,
 // deletes or moves to, in order, without duplicates. It reads more headers
-// than OpenCode does, never fewer: OpenCode 1.18.33 takes a line starting
+// than the clients that apply it do, never fewer: OpenCode 1.18.33 takes a line starting
 // "*** Add File:" (no space needed after the colon) and trims the rest
 // (read from its binary), so a header written "*** Add File:.git/x" names a
 // file; a header indented, or a "*** Move to:" anywhere, is also taken

@@ -1,15 +1,15 @@
-// Package install writes whetstone's OpenCode files (the plugin, the agents,
-// the review command, the review skill) into an OpenCode config directory, and removes
+// Package install writes a client's whetstone files (a plugin, the agents,
+// the review command and skill: what the client's package in
+// internal/client says) into the client's config directory, and removes
 // exactly those again. A manifest in that directory records every file it
 // wrote with its digest, and every directory it created: uninstall removes
 // a file only if it still holds what was written, a directory only if it
 // created it and it is empty, and never anything else — neither the user's
-// own files nor what OpenCode installs there itself (package.json,
-// node_modules/, .gitignore).
+// own files nor what the client installs there itself (OpenCode's
+// package.json, node_modules/, .gitignore).
 package install
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,7 +21,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/whetstone-dev/whetstone"
@@ -42,49 +41,13 @@ type Manifest struct {
 	Dirs    []string          `json:"dirs,omitempty"` // directories it created, deepest last
 }
 
-// Dir is OpenCode's config directory whetstone installs into: the
-// project's .opencode, or with global the user's (XDG_CONFIG_HOME/opencode,
-// else ~/.config/opencode, as OpenCode reads it).
-func Dir(project string, global bool, getenv func(string) string) (string, error) {
-	if !global {
-		return filepath.Join(project, ".opencode"), nil
-	}
-	if x := getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "opencode"), nil
-	}
-	home := getenv("HOME")
-	if home == "" || !filepath.IsAbs(home) {
-		return "", errors.New("cannot find OpenCode's global config directory: HOME is not set")
-	}
-	return filepath.Join(home, ".config", "opencode"), nil
-}
-
-// Files are the files to write, by slash path relative to the config dir:
-// plugin/whetstone.ts with the binary's path filled in, agent/*.md,
-// command/*.md and skill/whetstone-review/SKILL.md.
-func Files(binary string) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	err := fs.WalkDir(whetstone.OpenCode, "opencode", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := whetstone.OpenCode.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(p, "opencode/")
-		if rel == "whetstone.ts" {
-			const slot = `const INSTALLED_BIN = ""`
-			if !bytes.Contains(b, []byte(slot)) {
-				return fmt.Errorf("the plugin has no %s line", slot)
-			}
-			b = bytes.Replace(b, []byte(slot), []byte("const INSTALLED_BIN = "+strconv.Quote(binary)), 1)
-			rel = "plugin/whetstone.ts"
-		}
-		out[rel] = b
-		return nil
-	})
-	return out, err
+// Layout is where a client's whetstone files live in its config
+// directory: whetstone owns only the entries named whetstone* of the
+// folders Owned (a file each, or in Deep a folder of files). A manifest
+// naming anything else is refused.
+type Layout struct {
+	Owned []string
+	Deep  []string
 }
 
 func digest(b []byte) string {
@@ -93,7 +56,7 @@ func digest(b []byte) string {
 }
 
 // readManifest reads dir's manifest; a missing one is an empty manifest.
-func readManifest(dir string) (Manifest, error) {
+func readManifest(dir string, l Layout) (Manifest, error) {
 	m := Manifest{Files: map[string]string{}}
 	b, err := safeio.ReadFile(filepath.Join(dir, ManifestName), maxManifest, true)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -109,12 +72,12 @@ func readManifest(dir string) (Manifest, error) {
 		m.Files = map[string]string{}
 	}
 	for rel := range m.Files {
-		if err := owned(rel, false); err != nil {
+		if err := l.owned(rel, false); err != nil {
 			return m, fmt.Errorf("%s names %q: %w; nothing was changed", filepath.Join(dir, ManifestName), rel, err)
 		}
 	}
 	for _, rel := range m.Dirs {
-		if err := owned(rel, true); err != nil {
+		if err := l.owned(rel, true); err != nil {
 			return m, fmt.Errorf("%s names %q: %w; nothing was changed", filepath.Join(dir, ManifestName), rel, err)
 		}
 	}
@@ -126,22 +89,19 @@ func safePath(rel string) bool {
 	return rel != "" && !path.IsAbs(rel) && path.Clean(rel) == rel && !strings.HasPrefix(rel, "../") && rel != ".." && !strings.Contains(rel, "\\")
 }
 
-// ownedDirs are the config directory's folders whetstone writes into; in
-// each it owns only the entries named whetstone*.
-var ownedDirs = []string{"plugin", "agent", "command", "skill"}
-
 // owned checks that a manifest entry is a path whetstone writes (a file)
 // or may have created (a directory): relative, clean, and a whetstone*
-// entry of one of ownedDirs (the directories themselves, and the config
-// directory ".", for dir). A committed manifest naming anything else —
-// the user's agent/mine.md, OpenCode's package.json, ../x — is refused.
-func owned(rel string, dir bool) error {
+// entry of one of the owned folders (the folders themselves, and the
+// config directory ".", for dir). A committed manifest naming anything
+// else — the user's agent/mine.md, OpenCode's package.json, ../x — is
+// refused.
+func (l Layout) owned(rel string, dir bool) error {
 	if !safePath(rel) {
 		return errors.New("a path outside its directory")
 	}
 	parts := strings.Split(rel, "/")
 	switch {
-	case !slices.Contains(ownedDirs, parts[0]):
+	case !slices.Contains(l.Owned, parts[0]):
 		if dir && rel == "." {
 			return nil
 		}
@@ -149,20 +109,26 @@ func owned(rel string, dir bool) error {
 		if dir {
 			return nil
 		}
-	case strings.HasPrefix(parts[1], "whetstone") && (parts[0] == "skill" || len(parts) == 2):
+	case strings.HasPrefix(parts[1], "whetstone") && (slices.Contains(l.Deep, parts[0]) || len(parts) == 2):
 		return nil
 	}
-	return errors.New("a path whetstone never writes (its files are plugin/, agent/, command/ and skill/ entries named whetstone*)")
+	names := make([]string, len(l.Owned))
+	for i, d := range l.Owned {
+		names[i] = d + "/"
+	}
+	list := strings.Join(names, ", ")
+	if n := len(names); n > 1 {
+		list = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+	}
+	return fmt.Errorf("a path whetstone never writes (its files are %s entries named whetstone*)", list)
 }
 
-// Install writes the files into dir and returns the paths written. A file
-// that is there already and was not written by an earlier install (or was
-// changed since) is the user's: Install refuses before writing anything.
-func Install(dir, binary string) ([]string, error) {
-	files, err := Files(binary)
-	if err != nil {
-		return nil, err
-	}
+// Install writes files (by slash path relative to dir, in layout l) into
+// dir and returns the paths written; the manifest names binary, the
+// whetstone the files run. A file that is there already and was not
+// written by an earlier install (or was changed since) is the user's:
+// Install refuses before writing anything.
+func Install(dir string, l Layout, files map[string][]byte, binary string) ([]string, error) {
 	names := make([]string, 0, len(files))
 	for rel := range files {
 		names = append(names, rel)
@@ -171,7 +137,7 @@ func Install(dir, binary string) ([]string, error) {
 	if err := noSymlinks(dir, names); err != nil {
 		return nil, err
 	}
-	old, err := readManifest(dir)
+	old, err := readManifest(dir, l)
 	if err != nil {
 		return nil, err
 	}
@@ -231,13 +197,14 @@ func Install(dir, binary string) ([]string, error) {
 	return append(written, filepath.Join(dir, ManifestName)), nil
 }
 
-// Uninstall removes what the manifest in dir lists and returns the paths
-// removed and the files it kept because they changed since.
-func Uninstall(dir string) (removed, kept []string, err error) {
+// Uninstall removes what the manifest in dir (in layout l) lists and
+// returns the paths removed and the files it kept because they changed
+// since.
+func Uninstall(dir string, l Layout) (removed, kept []string, err error) {
 	if err := noSymlinks(dir, nil); err != nil {
 		return nil, nil, err
 	}
-	m, err := readManifest(dir)
+	m, err := readManifest(dir, l)
 	if err != nil {
 		return nil, nil, err
 	}

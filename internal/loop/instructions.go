@@ -15,37 +15,19 @@ const DispatchMarker = "WHETSTONE-DISPATCH "
 // Dir is a run's directory relative to the project root.
 func (r *Run) Dir() string { return ".whetstone/runs/" + r.ID }
 
-// Client is the harness whose orchestrator reads the instructions: it
-// names the dispatch tool, the agents and the tool's input.
-type Client string
-
-// Clients (hook.ClaudeCode, hook.OpenCode).
-const (
-	ClaudeCode Client = "claude-code"
-	OpenCode   Client = "opencode"
-)
-
-// DispatchTool is the tool that starts a subagent: Agent in Claude Code,
-// task in OpenCode.
-func (c Client) DispatchTool() string {
-	if c == OpenCode {
-		return "task"
-	}
-	return "Agent"
+// Client is how the orchestrator's client spells a dispatch: each client
+// in internal/client implements it.
+type Client interface {
+	// DispatchTool is the tool that starts a subagent.
+	DispatchTool() string
+	// AgentType is the subagent_type of whetstone agent name.
+	AgentType(name string) string
+	// Background reports whether the dispatch tool takes run_in_background.
+	Background() bool
 }
 
-// AgentType is the subagent_type of a whetstone agent: whetstone:critic in
-// Claude Code (the plugin's namespace), whetstone-critic in OpenCode (the
-// name of its file in .opencode/agent/).
-func (c Client) AgentType(name string) string {
-	if c == OpenCode {
-		return "whetstone-" + name
-	}
-	return "whetstone:" + name
-}
-
-// dispatch is one dispatch tool call's input. OpenCode's task tool has no
-// run_in_background: its subagents always run in the foreground.
+// dispatch is one dispatch tool call's input; run_in_background only for
+// a client whose dispatch tool takes it.
 type dispatch struct {
 	Type        string `json:"subagent_type"`
 	Description string `json:"description"`
@@ -80,7 +62,7 @@ func (r *Run) Instructions(c Client) string {
 	fmt.Fprintf(&b, "Dispatch %s, its input the JSON after %q, unchanged.\n", what, strings.TrimSpace(DispatchMarker))
 	for _, name := range pending {
 		d := dispatch{Type: c.AgentType(name), Description: fmt.Sprintf("whetstone %s, iteration %d", name, r.Iteration), Prompt: r.Prompt(name)}
-		if c != OpenCode {
+		if c.Background() {
 			d.Background = &r.Settings.Background
 		}
 		call, _ := json.Marshal(d)

@@ -40,17 +40,18 @@ func RewriteInMode(permissionMode string) bool {
 	return permissionMode == "bypassPermissions"
 }
 
-// Decision is the permission decision whetstone sends with a Wrap line, by
-// client and permission mode (docs/sandbox.md, "Decision"): none in
-// OpenCode (its plugin applies the rewrite; OpenCode has no permission
-// mode) and in bypassPermissions, where Claude Code applies the user's deny
-// and ask rules to the line and nothing else; "allow" in every other mode,
-// where the bwrap part would otherwise need an approval the user never
-// gave. With "allow", Claude Code 2.1.329 still refuses a line that a deny
-// rule matches, and Wrap's trailing copy of the command makes every deny
-// rule for the command match the line.
-func Decision(client, permissionMode string) string {
-	if client == "opencode" || permissionMode == "bypassPermissions" {
+// Decision is the permission decision whetstone sends with a Wrap line in
+// a client that checks its permission rules against it, by permission
+// mode (docs/sandbox.md, "Decision"): none in bypassPermissions, where
+// Claude Code applies the user's deny and ask rules to the line and
+// nothing else; "allow" in every other mode, where the bwrap part would
+// otherwise need an approval the user never gave. With "allow", Claude
+// Code 2.1.329 still refuses a line that a deny rule matches, and Wrap's
+// trailing copy of the command makes every deny rule for the command
+// match the line. A client whose plugin applies the rewrite itself sends
+// none (internal/client).
+func Decision(permissionMode string) string {
+	if permissionMode == "bypassPermissions" {
 		return ""
 	}
 	return "allow"

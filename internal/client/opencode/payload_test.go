@@ -1,4 +1,4 @@
-package hook_test
+package opencode
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 // (opencode/whetstone.ts) sends: the tool's name and args as they are.
 func openCodePayload(t *testing.T, fixture, agent string) hook.Payload {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "opencode", fixture))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "opencode", fixture))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +42,18 @@ func openCodePayload(t *testing.T, fixture, agent string) hook.Payload {
 		p["agent_id"], p["agent_type"] = f.Payload.Input.SessionID, agent
 	}
 	b, _ := json.Marshal(p)
-	got, err := hook.Parse(b)
+	return parse(t, b)
+}
+
+// parse decodes an OpenCode payload as the hook command does.
+func parse(t *testing.T, raw []byte) hook.Payload {
+	t.Helper()
+	p, err := hook.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got
+	Client{}.Normalise(&p)
+	return p
 }
 
 func TestOpenCodePayloads(t *testing.T) {
@@ -64,13 +71,13 @@ func TestOpenCodePayloads(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
 			p := openCodePayload(t, tt.fixture, tt.agent)
-			if p.Client != hook.OpenCode || p.ToolName != tt.tool || !slices.Equal(p.Paths, tt.paths) || p.AgentType != tt.agentType {
+			if p.Client != "opencode" || p.ToolName != tt.tool || !slices.Equal(p.Paths, tt.paths) || p.AgentType != tt.agentType {
 				t.Errorf("client %q, tool %q, paths %q, agent %q; want opencode, %q, %q, %q", p.Client, p.ToolName, p.Paths, p.AgentType, tt.tool, tt.paths, tt.agentType)
 			}
 		})
 	}
-	if got := openCodePayload(t, "hook.tool.execute.before.task.root.json", "").SubagentType(); got != "general" {
-		t.Errorf("SubagentType = %q, want general (not whetstone's)", got)
+	if got := openCodePayload(t, "hook.tool.execute.before.task.root.json", "").Dispatch; got != "general" {
+		t.Errorf("Dispatch = %q, want general (not whetstone's)", got)
 	}
 }
 
@@ -94,23 +101,9 @@ func TestPatchPaths(t *testing.T) {
 	}
 }
 
-func TestOpenCodeAgentAndClient(t *testing.T) {
-	p, err := hook.Parse([]byte(`{"session_id":"ses_1","client":"opencode","tool_name":"task","tool_input":{"subagent_type":"whetstone-fixer"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.ToolName != "Agent" || p.SubagentType() != "whetstone:fixer" {
-		t.Errorf("tool %q, subagent %q; want Agent, whetstone:fixer", p.ToolName, p.SubagentType())
-	}
-	// In Claude Code, whetstone-fixer is some other plugin's agent.
-	p, err = hook.Parse([]byte(`{"session_id":"s1","tool_name":"Agent","tool_input":{"subagent_type":"whetstone-fixer"},"agent_type":"whetstone-critic"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Client != hook.ClaudeCode || p.SubagentType() != "whetstone-fixer" || p.AgentType != "whetstone-critic" {
-		t.Errorf("Claude Code payload: client %q, subagent %q, agent %q", p.Client, p.SubagentType(), p.AgentType)
-	}
-	if _, err := hook.Parse([]byte(`{"session_id":"s1","client":"vscode"}`)); err == nil {
-		t.Error("an unknown client was accepted")
+func TestOpenCodeAgent(t *testing.T) {
+	p := parse(t, []byte(`{"session_id":"ses_1","client":"opencode","tool_name":"task","tool_input":{"subagent_type":"whetstone-fixer"}}`))
+	if p.ToolName != "Agent" || p.Dispatch != "whetstone:fixer" {
+		t.Errorf("tool %q, subagent %q; want Agent, whetstone:fixer", p.ToolName, p.Dispatch)
 	}
 }

@@ -1,35 +1,65 @@
-package brief
+package opencode
 
 import (
 	"bytes"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/whetstone-dev/whetstone/internal/brief"
 )
 
 // OpenCode's files are generated from the same sources as Claude Code's:
-// the agents from src/, the command from the Claude Code command
-// (commands/review.md), so the two clients never read different rules.
+// the agents from internal/brief/src, the command from the Claude Code
+// command (commands/review.md), so the two clients never read different
+// rules.
 
-// OpenCodePrefix starts the name of every whetstone agent and command in
+// Prefix starts the name of every whetstone agent and command in
 // OpenCode: its agent names are file names, with no plugin namespace.
-const OpenCodePrefix = "whetstone-"
+const Prefix = "whetstone-"
 
-// OpenCodeCommand is the review command's name in OpenCode (/whetstone-review).
-const OpenCodeCommand = OpenCodePrefix + "review"
+// Command is the review command's name in OpenCode (/whetstone-review).
+const Command = Prefix + "review"
 
-// RenderOpenCode is the OpenCode agent file of agent name,
+// Render is what cmd/genagents writes for OpenCode, by slash path from
+// the module root: opencode/agent/whetstone-<name>.md for every agent,
+// the review command opencode/command/whetstone-review.md and the review
+// skill opencode/skill/whetstone-review/SKILL.md, both from command, the
+// Claude Code command (commands/review.md). The plugin,
+// opencode/whetstone.ts, is written by hand.
+func (Client) Render(command []byte) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, name := range brief.Names() {
+		b, err := RenderAgent(name)
+		if err != nil {
+			return nil, err
+		}
+		out["opencode/agent/"+Prefix+name+".md"] = b
+	}
+	b, err := RenderCommand(command)
+	if err != nil {
+		return nil, err
+	}
+	out["opencode/command/"+Command+".md"] = b
+	if b, err = RenderSkill(command); err != nil {
+		return nil, err
+	}
+	out["opencode/skill/"+Command+"/SKILL.md"] = b
+	return out, nil
+}
+
+// RenderAgent is the OpenCode agent file of agent name,
 // .opencode/agent/whetstone-<name>.md: a subagent whose permissions match
 // its Claude Code tools. Claude Code's model aliases name no OpenCode
 // model, so the agent uses the session's.
-func RenderOpenCode(name string) ([]byte, error) {
-	a, err := Load(name)
+func RenderAgent(name string) ([]byte, error) {
+	a, err := brief.Load(name)
 	if err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "---\ndescription: %s\nmode: subagent\npermission:\n", strings.ReplaceAll(a.Description, "/whetstone:review", "/"+OpenCodeCommand))
-	for _, p := range OpenCodePermissions(a.Tools) {
+	fmt.Fprintf(&b, "---\ndescription: %s\nmode: subagent\npermission:\n", strings.ReplaceAll(a.Description, "/whetstone:review", "/"+Command))
+	for _, p := range Permissions(a.Tools) {
 		fmt.Fprintf(&b, "  %s: %s\n", p[0], p[1])
 	}
 	b.WriteString("---\n")
@@ -44,12 +74,12 @@ var openCodeBody = strings.NewReplacer(
 	"with the Edit and Write tools", "with the edit and write tools (apply_patch, for models that have it)",
 )
 
-// OpenCodePermissions are the permission rules that give an agent what its
+// Permissions are the permission rules that give an agent what its
 // Claude Code tools give it: reading is always allowed; edit (OpenCode's
 // edit, write and apply_patch) only with Edit or Write; bash only with
 // Bash, allowed without asking because whetstone's gate judges every
 // command; no web access and no subagents.
-func OpenCodePermissions(tools []string) [][2]string {
+func Permissions(tools []string) [][2]string {
 	allow := func(ok bool) string {
 		if ok {
 			return "allow"
@@ -76,19 +106,19 @@ var openCodeWords = [][2]string{
 		"The task calls return when the agents finish; the result that completes the phase ends with whetstone's next instruction. Do not restart an agent,"},
 	{"an Agent call", "a task call"},
 	{"Agent call", "task call"},
-	{"/whetstone:review", "/" + OpenCodeCommand},
+	{"/whetstone:review", "/" + Command},
 	{"Bash command", "bash command"},
 	{"(MCP tools, PowerShell, worktrees)", "(MCP and custom tools)"},
 }
 
-// RenderOpenCodeCommand turns the Claude Code command file into OpenCode's
+// RenderCommand turns the Claude Code command file into OpenCode's
 // .opencode/command/whetstone-review.md.
-func RenderOpenCodeCommand(claude []byte) ([]byte, error) {
+func RenderCommand(claude []byte) ([]byte, error) {
 	text := string(claude)
 	front, ok := strings.CutPrefix(text, "---\n")
 	front, body, ok2 := strings.Cut(front, "\n---\n")
 	if !ok || !ok2 {
-		return nil, fmt.Errorf("brief: the Claude Code command has no frontmatter")
+		return nil, fmt.Errorf("opencode: the Claude Code command has no frontmatter")
 	}
 	var desc string
 	for _, line := range strings.Split(front, "\n") {
@@ -97,20 +127,20 @@ func RenderOpenCodeCommand(claude []byte) ([]byte, error) {
 		}
 	}
 	if desc == "" {
-		return nil, fmt.Errorf("brief: the Claude Code command has no description")
+		return nil, fmt.Errorf("opencode: the Claude Code command has no description")
 	}
 	for _, w := range openCodeWords {
 		if !strings.Contains(body, w[0]) {
-			return nil, fmt.Errorf("brief: the Claude Code command no longer says %q; update openCodeWords in internal/brief/opencode.go", w[0])
+			return nil, fmt.Errorf("opencode: the Claude Code command no longer says %q; update openCodeWords in internal/client/opencode/render.go", w[0])
 		}
 		body = strings.ReplaceAll(body, w[0], w[1])
 	}
 	return []byte("---\ndescription: " + desc + "\n---\n" + body), nil
 }
 
-// OpenCodeSkillDescription is the review skill's description: what
+// SkillDescription is the review skill's description: what
 // OpenCode offers the model, so it names what a user asks for.
-const OpenCodeSkillDescription = "Start (or resume) a whetstone review of the user's current code change, a convergent review and fix loop in which specialist reviewer subagents check the change in parallel, one fixer fixes what they find, and they review again until it is clean. Use it when the user asks to review their change, diff, branch or work with whetstone, or for a thorough multi-agent review that also fixes what it finds. It reviews the default scope with the project's settings (for given paths, refs or flags the user types /whetstone-review instead); only the main session can start it."
+const SkillDescription = "Start (or resume) a whetstone review of the user's current code change, a convergent review and fix loop in which specialist reviewer subagents check the change in parallel, one fixer fixes what they find, and they review again until it is clean. Use it when the user asks to review their change, diff, branch or work with whetstone, or for a thorough multi-agent review that also fixes what it finds. It reviews the default scope with the project's settings (for given paths, refs or flags the user types /whetstone-review instead); only the main session can start it."
 
 // openCodeSkillWords turn OpenCode's review command into the review skill:
 // the skill takes no arguments and its instructions arrive with its
@@ -123,21 +153,21 @@ var openCodeSkillWords = [][2]string{
 	{"(whetstone could not start, or this text reached you some other way)", "(whetstone could not start, or this skill was loaded outside the main session)"},
 }
 
-// RenderOpenCodeSkill is OpenCode's review skill,
+// RenderSkill is OpenCode's review skill,
 // skill/whetstone-review/SKILL.md, made from the Claude Code command in
 // OpenCode's words: loading it through OpenCode's skill tool starts the
 // run, and whetstone's first instructions follow its content.
-func RenderOpenCodeSkill(claude []byte) ([]byte, error) {
-	command, err := RenderOpenCodeCommand(claude)
+func RenderSkill(claude []byte) ([]byte, error) {
+	command, err := RenderCommand(claude)
 	if err != nil {
 		return nil, err
 	}
 	_, body, _ := strings.Cut(strings.TrimPrefix(string(command), "---\n"), "\n---\n")
 	for _, w := range openCodeSkillWords {
 		if !strings.Contains(body, w[0]) {
-			return nil, fmt.Errorf("brief: OpenCode's command no longer says %q; update openCodeSkillWords in internal/brief/opencode.go", w[0])
+			return nil, fmt.Errorf("opencode: OpenCode's command no longer says %q; update openCodeSkillWords in internal/client/opencode/render.go", w[0])
 		}
 		body = strings.ReplaceAll(body, w[0], w[1])
 	}
-	return []byte("---\nname: " + OpenCodeCommand + "\ndescription: " + OpenCodeSkillDescription + "\n---\n" + body), nil
+	return []byte("---\nname: " + Command + "\ndescription: " + SkillDescription + "\n---\n" + body), nil
 }

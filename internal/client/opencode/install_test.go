@@ -1,11 +1,23 @@
-package install
+package opencode
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/whetstone-dev/whetstone/internal/install"
 )
+
+// ManifestName is the manifest install writes.
+const ManifestName = install.ManifestName
+
+func digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
 
 // TestUninstallRemovesExactlyWhatInstallWrote: a user's files and what
 // OpenCode writes into the directory survive an install and an uninstall;

@@ -1,0 +1,160 @@
+// Package client is the room for the coding agents whetstone runs in. Each
+// client is one package below this one (claudecode, opencode) implementing
+// Client; the registry below lists them. Nothing outside internal/client
+// branches on a client: the hook command parses a payload with Parse and
+// asks the payload's client (Of) everything that differs. Adding a client
+// is one new package and one line in all.
+package client
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/whetstone-dev/whetstone/internal/client/claudecode"
+	"github.com/whetstone-dev/whetstone/internal/client/opencode"
+	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/loop"
+)
+
+// Client is what differs between the coding agents whetstone runs in.
+// Inside, whetstone speaks one language, Claude Code's names: tools (Edit,
+// Write, ApplyPatch, Bash, Agent, Skill, …) and agents (whetstone:critic);
+// a client translates on the way in (Normalise) and on the way out
+// (AgentType, DispatchTool, Phrase).
+type Client interface {
+	// Name is the client's name: the value of a payload's "client" field
+	// and the argument of `whetstone install`.
+	Name() string
+	// Title names the client for people ("OpenCode").
+	Title() string
+
+	// Normalise fills what whetstone reads of a decoded payload in its
+	// own words: ToolName, AgentType and Dispatch, the Paths an edit
+	// changes, a Cwd the call names (CwdFromCall).
+	Normalise(p *hook.Payload)
+	// ReviewSkill reports whether a Skill call (ToolName "Skill", after
+	// Normalise) invokes whetstone's review, and with which arguments.
+	ReviewSkill(p hook.Payload) (args string, ok bool)
+
+	// DispatchTool, AgentType and Background spell a dispatch in the
+	// instructions.
+	loop.Client
+
+	// Phrase rewrites every text of an answer in the client's names.
+	Phrase(r *hook.Response)
+	// Pass is the answer to a tool call whetstone does not object to.
+	Pass() *hook.Response
+	// NextOnSubagentStop reports whether the next instruction rides on the
+	// SubagentStop that completes a phase, rather than on a blocked Stop.
+	NextOnSubagentStop() bool
+
+	// RewritesWholeLine reports whether a read-only agent's whole command
+	// line runs in the sandbox in permission mode mode, not only the part
+	// that runs the project's code; SandboxDecision is the permission
+	// decision sent with the rewritten line.
+	RewritesWholeLine(mode string) bool
+	SandboxDecision(mode string) string
+
+	// Render is the client's generated files (agents, command, skill) by
+	// slash path from the module root, from the agents' sources and the
+	// review command, commands/review.md (cmd/genagents writes them).
+	Render(command []byte) (map[string][]byte, error)
+
+	// Binary is the program `whetstone doctor` looks for, and the fix
+	// it suggests when it is missing.
+	Binary() (name, fix string)
+}
+
+// Installer is a client that `whetstone install <name>` installs into a
+// config directory (a client that loads the plugin directory itself, as
+// Claude Code does, is not one).
+type Installer interface {
+	Client
+	// ConfigDir is the directory install writes into: project's, or with
+	// global the user's; GlobalDir names the latter for help texts.
+	ConfigDir(project string, global bool, getenv func(string) string) (string, error)
+	GlobalDir() string
+	// Install writes the client's files, the plugin running binary, and
+	// returns the paths written; Uninstall removes exactly those
+	// (internal/install's manifest rules).
+	Install(dir, binary string) ([]string, error)
+	Uninstall(dir string) (removed, kept []string, err error)
+	// ReviewCommand is what the user types to start a review.
+	ReviewCommand() string
+}
+
+// all are the clients, the default (a payload with no "client") first.
+var all = []Client{claudecode.Client{}, opencode.Client{}}
+
+// All lists the clients, the default first.
+func All() []Client { return all }
+
+// Default is the client of a payload that names none.
+func Default() Client { return all[0] }
+
+// Lookup finds the client named name; "" is the default.
+func Lookup(name string) (Client, error) {
+	if name == "" {
+		return Default(), nil
+	}
+	for _, c := range all {
+		if c.Name() == name {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown client %q (want %s)", name, Names())
+}
+
+// Names lists the clients' names, quoted, for messages.
+func Names() string {
+	var q []string
+	for _, c := range all {
+		q = append(q, fmt.Sprintf("%q", c.Name()))
+	}
+	return strings.Join(q, " or ")
+}
+
+// Of is the client that sent p (Parse has refused an unknown one; Of
+// answers the default for it).
+func Of(p hook.Payload) Client {
+	if c, err := Lookup(p.Client); err == nil {
+		return c
+	}
+	return Default()
+}
+
+// Parse decodes a payload and normalises it for its client. On an error
+// the Payload holds raw, for hook.Peek.
+func Parse(raw []byte) (hook.Payload, error) {
+	return normalise(hook.Parse(raw))
+}
+
+// Read reads, decodes and normalises a payload (hook.Read).
+func Read(r io.Reader) (hook.Payload, error) {
+	return normalise(hook.Read(r))
+}
+
+func normalise(p hook.Payload, err error) (hook.Payload, error) {
+	if err != nil {
+		return p, err
+	}
+	c, err := Lookup(p.Client)
+	if err != nil {
+		return p, fmt.Errorf("hook payload names an %w", err)
+	}
+	p.Client = c.Name()
+	c.Normalise(&p)
+	return p, nil
+}
+
+// Installers lists the clients `whetstone install` installs.
+func Installers() []Installer {
+	var out []Installer
+	for _, c := range all {
+		if i, ok := c.(Installer); ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
