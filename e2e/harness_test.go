@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/whetstone-dev/whetstone/internal/client/claudecode"
 	"github.com/whetstone-dev/whetstone/internal/fakemodel"
 )
 
@@ -149,36 +150,11 @@ func (s *session) claude(prompt string, extra ...string) *stream {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	logs := s.t.TempDir()
-	args := []string{"-p", prompt}
-	if s.env.plugin != "" { // "" is a plugin installed into s.home
-		args = append(args, "--plugin-dir", s.env.plugin)
-	}
-	mode := s.mode
-	if mode == "" {
-		mode = "bypassPermissions"
-	}
-	args = append(args,
-		"--output-format", "stream-json", "--verbose", "--include-hook-events",
-		"--permission-mode", mode,
-		"--debug-file", filepath.Join(logs, "debug.log"),
-	)
-	if s.settings != "" {
-		args = append(args, "--settings", s.settings)
-	}
-	args = append(args, extra...)
-	if !slices.Contains(extra, "--max-turns") {
-		args = append(args, "--max-turns", "60")
-	}
-	cmd := exec.CommandContext(ctx, s.env.claude, args...)
+	d := claudecode.Driver{Bin: s.env.claude, Plugin: s.env.plugin, Home: s.home, Tmp: s.tmp, ModelURL: s.model.URL,
+		Mode: s.mode, Settings: s.settings, Debug: filepath.Join(logs, "debug.log")}
+	cmd := d.Run(ctx, prompt, extra...)
 	cmd.Dir = s.repo.dir
-	cmd.Env = append(cleanEnv(),
-		"HOME="+s.home,
-		"TMPDIR="+s.tmp,
-		"ANTHROPIC_BASE_URL="+s.model.URL,
-		"ANTHROPIC_API_KEY=sk-test",
-		"IS_SANDBOX=1",
-	)
-	cmd.Env = append(cmd.Env, s.environ...)
+	cmd.Env = append(append(cleanEnv(), d.Environ()...), s.environ...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

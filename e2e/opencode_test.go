@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/whetstone-dev/whetstone/internal/client/opencode"
 	"github.com/whetstone-dev/whetstone/internal/fakemodel"
 	"github.com/whetstone-dev/whetstone/internal/sandbox"
 )
@@ -101,25 +102,14 @@ func newOpenCodeHome(t *testing.T, e ocEnv, r *repo, script fakemodel.Script) *o
 // provider, plus extra.
 func (s *ocSession) writeConfig(extra map[string]any) {
 	s.t.Helper()
-	config := map[string]any{
-		"$schema": "https://opencode.ai/config.json", "model": "fake/fake-model", "small_model": "fake/fake-model",
-		"autoupdate": false, "share": "disabled",
-		"provider": map[string]any{"fake": map[string]any{
-			"npm": "@ai-sdk/openai-compatible", "name": "Fake",
-			"options": map[string]any{"baseURL": s.model.URL + "/v1", "apiKey": "sk-fake"},
-			"models": map[string]any{
-				"fake-model": map[string]any{"name": "Fake", "tool_call": true, "limit": map[string]any{"context": 100000, "output": 4096}},
-				"gpt-5.1":    map[string]any{"name": "Fake gpt-5.1", "tool_call": true, "limit": map[string]any{"context": 100000, "output": 4096}},
-			},
-		}},
-	}
-	for k, v := range extra {
-		config[k] = v
-	}
-	raw, _ := json.MarshalIndent(config, "", "  ")
-	if err := os.WriteFile(filepath.Join(s.config, "opencode.json"), raw, 0o644); err != nil {
+	if err := s.driver().WriteConfig(extra); err != nil {
 		s.t.Fatal(err)
 	}
+}
+
+// driver is the OpenCode driver the demo shares.
+func (s *ocSession) driver() opencode.Driver {
+	return opencode.Driver{Bin: s.env.opencode, Home: s.home, ModelURL: s.model.URL}
 }
 
 // install installs whetstone into the global config dir with `whetstone
@@ -128,7 +118,7 @@ func (s *ocSession) writeConfig(extra map[string]any) {
 // at once (environ: no retries, an unreachable registry).
 func (s *ocSession) install() {
 	s.t.Helper()
-	cmd := exec.Command(filepath.Join(s.env.root, "bin", "whetstone"), "install", "opencode", "--global")
+	cmd := s.driver().Install(context.Background(), filepath.Join(s.env.root, "bin", "whetstone"))
 	cmd.Dir = s.repo.dir
 	cmd.Env = s.environ()
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -151,16 +141,7 @@ func (s *ocSession) install() {
 // update check, no model catalog fetch, and an npm that fails at once;
 // then the session's extra.
 func (s *ocSession) environ() []string {
-	env := []string{
-		"HOME=" + s.home,
-		"XDG_CONFIG_HOME=" + filepath.Join(s.home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local", "share"),
-		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
-		"XDG_STATE_HOME=" + filepath.Join(s.home, ".local", "state"),
-		"TMPDIR=" + filepath.Join(s.home, "tmp"),
-		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
-		"npm_config_fetch_retries=0", "npm_config_registry=http://127.0.0.1:9/",
-	}
+	env := append(s.driver().Environ(), "TMPDIR="+filepath.Join(s.home, "tmp"))
 	os.MkdirAll(filepath.Join(s.home, "tmp"), 0o755)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -181,7 +162,7 @@ func (s *ocSession) run(args ...string) string {
 	s.runs++
 	ctx, cancel := context.WithTimeout(context.Background(), ocTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.env.opencode, append([]string{"run", "--print-logs", "--log-level", "INFO"}, args...)...)
+	cmd := s.driver().Run(ctx, args...)
 	cmd.Dir = s.repo.dir
 	cmd.Env = s.environ()
 	var stderr strings.Builder

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/whetstone-dev/whetstone/internal/client/claudecode"
 	"github.com/whetstone-dev/whetstone/internal/fakemodel"
 	"github.com/whetstone-dev/whetstone/internal/state"
 )
@@ -195,16 +196,12 @@ func (d *demo) run(ctx context.Context, claude string, out io.Writer) error {
 	fmt.Fprintf(out, "  project  %s (notes.go has 3 planted bugs, uncommitted)\n", d.project)
 	fmt.Fprintf(out, "  model    scripted fake Messages API at %s\n", model.URL)
 	fmt.Fprintf(out, "  plugin   %s\n\n", d.plugin)
-	fmt.Fprintln(out, "$ claude -p /whetstone:review")
-
-	cmd := exec.CommandContext(ctx, claude, "-p", "/whetstone:review",
-		"--plugin-dir", d.plugin,
-		"--output-format", "stream-json", "--verbose", "--include-hook-events",
-		"--permission-mode", "bypassPermissions", "--max-turns", "60",
-		"--debug-file", filepath.Join(d.tmp, "claude-debug.log"))
+	drv := claudecode.Driver{Bin: claude, Plugin: d.plugin, Home: d.home, Tmp: filepath.Join(d.tmp, "tmp"), ModelURL: model.URL,
+		Debug: filepath.Join(d.tmp, "claude-debug.log")}
+	fmt.Fprintln(out, "$ claude -p "+drv.Review())
+	cmd := drv.Run(ctx, drv.Review())
 	cmd.Dir = d.project
-	cmd.Env = append(cleanEnv(), "HOME="+d.home, "TMPDIR="+filepath.Join(d.tmp, "tmp"), "WHETSTONE_STATE_DIR="+d.keyDir,
-		"ANTHROPIC_BASE_URL="+model.URL, "ANTHROPIC_API_KEY=sk-demo", "IS_SANDBOX=1")
+	cmd.Env = append(append(cleanEnv(), drv.Environ()...), "WHETSTONE_STATE_DIR="+d.keyDir)
 	stderrLog, err := os.Create(filepath.Join(d.tmp, "claude-stderr.log"))
 	if err != nil {
 		return err

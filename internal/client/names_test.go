@@ -18,10 +18,12 @@ import (
 // slash path from the module root, each with why. Empty it, do not grow
 // it.
 var pending = map[string]string{
-	// The demo's OpenCode driver; one driver per client shared by the
-	// demo, the fake model and the e2e harness is still to come.
+	// The demo's launch facts are the clients' drivers
+	// (claudecode.Driver, opencode.Driver), shared with the e2e harness;
+	// its -opencode flag (the Makefile's CLIENT=opencode) and the
+	// progress it prints from Claude Code's stream are still its own.
 	"cmd/demo/main.go":     "the -opencode flag picks the demo's driver",
-	"cmd/demo/opencode.go": "the demo's OpenCode driver",
+	"cmd/demo/opencode.go": "the demo in OpenCode",
 }
 
 // mentions lists where the Go source src (file name, for messages) names
