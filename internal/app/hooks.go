@@ -428,6 +428,10 @@ func (a *App) promptDuringRun(proj Project, id string, body []byte, p hook.Paylo
 // clientOf is the client whose words a hook's answer uses.
 func clientOf(p hook.Payload) loop.Client { return client.Of(p) }
 
+// nextOnSubagentStop reports whether p's client takes the next instruction
+// on the SubagentStop that completes a phase (client.Client).
+func nextOnSubagentStop(p hook.Payload) bool { return client.Of(p).NextOnSubagentStop() }
+
 // agentName returns the short name of a whetstone agent type, or "".
 func agentName(agentType string) string {
 	name, ok := strings.CutPrefix(agentType, "whetstone:")

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
-	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
@@ -412,11 +411,11 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload, body []byte)
 		if err := a.conclude(proj, r, rep, now); err != nil {
 			return err
 		}
-		if c := client.Of(p); c.NextOnSubagentStop() && resp == nil {
+		if nextOnSubagentStop(p) && resp == nil {
 			// A client with no Stop analogue to carry the next step: it
 			// rides on the result of the dispatch that completed the
 			// phase, and a finished run's summary with it.
-			resp = hook.Context("SubagentStop", r.Instructions(c))
+			resp = hook.Context("SubagentStop", r.Instructions(clientOf(p)))
 			r.Announced = !r.Active()
 		}
 		return nil
