@@ -23,10 +23,28 @@ type responsesRequest struct {
 	Stream       bool            `json:"stream"`
 	Instructions string          `json:"instructions"`
 	Input        []responsesItem `json:"input"`
-	Tools        []struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-	} `json:"tools"`
+	Tools        []responsesTool `json:"tools"`
+}
+
+// responsesTool is one offered tool; a namespace (Codex's multi_agent_v1)
+// holds its tools, which the model calls by name with the namespace beside.
+type responsesTool struct {
+	Type  string          `json:"type"`
+	Name  string          `json:"name"`
+	Tools []responsesTool `json:"tools"`
+}
+
+// namespaces maps each namespaced tool's name to its namespace.
+func (q *responsesRequest) namespaces() map[string]string {
+	ns := map[string]string{}
+	for _, t := range q.Tools {
+		if t.Type == "namespace" {
+			for _, in := range t.Tools {
+				ns[in.Name] = t.Name
+			}
+		}
+	}
+	return ns
 }
 
 // responsesItem is one input item: a message, a function or custom (free
@@ -60,6 +78,12 @@ func ParseResponsesRequest(body []byte) (*Request, error) {
 		r.System = Content{Text(q.Instructions)}
 	}
 	for _, t := range q.Tools {
+		if t.Type == "namespace" {
+			for _, in := range t.Tools {
+				r.Tools = append(r.Tools, Tool{Name: in.Name})
+			}
+			continue
+		}
 		r.Tools = append(r.Tools, Tool{Name: t.Name})
 	}
 	last := func(role string) *Message {
@@ -151,11 +175,13 @@ func (s *Server) responses(ctx context.Context, w http.ResponseWriter, body []by
 		fmt.Fprintf(w, `{"error":{"type":"invalid_request_error","message":%q}}`, err.Error())
 		return
 	}
+	var q responsesRequest
+	_ = json.Unmarshal(body, &q) // decoded above
 	reply, ok := s.answer(ctx, req, body, rec, "call_")
 	if !ok {
 		return
 	}
-	if err := WriteResponsesSSE(w, "resp_"+digest(body, -1), req.Model, reply.Content); err != nil {
+	if err := WriteResponsesSSE(w, "resp_"+digest(body, -1), req.Model, q.namespaces(), reply.Content); err != nil {
 		rec.Error = err.Error()
 	}
 }
@@ -163,8 +189,10 @@ func (s *Server) responses(ctx context.Context, w http.ResponseWriter, body []by
 // responsesItems turns reply blocks into output items: text blocks into one
 // assistant message (first), each tool_use into a function_call of its input
 // or, when the input is a JSON string, a custom_tool_call of that string
-// (Codex's free-form apply_patch tool).
-func responsesItems(blocks []Block) ([]map[string]any, error) {
+// (Codex's free-form apply_patch tool). A call of a tool that the request
+// offered inside a namespace names that namespace (namespaces: tool name to
+// namespace).
+func responsesItems(namespaces map[string]string, blocks []Block) ([]map[string]any, error) {
 	var items []map[string]any
 	var text []string
 	for _, b := range blocks {
@@ -182,8 +210,12 @@ func responsesItems(blocks []Block) ([]map[string]any, error) {
 			if args == "" {
 				args = "{}"
 			}
-			items = append(items, map[string]any{"type": "function_call", "id": "fc_" + b.ID, "status": "completed",
-				"call_id": b.ID, "name": b.Name, "arguments": args})
+			call := map[string]any{"type": "function_call", "id": "fc_" + b.ID, "status": "completed",
+				"call_id": b.ID, "name": b.Name, "arguments": args}
+			if ns := namespaces[b.Name]; ns != "" {
+				call["namespace"] = ns
+			}
+			items = append(items, call)
 		default:
 			return nil, fmt.Errorf("unsupported reply block type %q", b.Type)
 		}
@@ -201,8 +233,8 @@ func responsesItems(blocks []Block) ([]map[string]any, error) {
 // output_text.delta for a message, output_item.done with the whole item;
 // response.completed with usage. Every event is "event: <type>" plus its
 // data, flushed.
-func WriteResponsesSSE(w http.ResponseWriter, id, model string, blocks []Block) error {
-	items, err := responsesItems(blocks)
+func WriteResponsesSSE(w http.ResponseWriter, id, model string, namespaces map[string]string, blocks []Block) error {
+	items, err := responsesItems(namespaces, blocks)
 	if err != nil {
 		return err
 	}
