@@ -118,7 +118,7 @@ func ParseResponsesRequest(body []byte) (*Request, error) {
 				r.Messages = append(r.Messages, Message{Role: "assistant", Content: Content{use}})
 			}
 		case "function_call_output", "custom_tool_call_output":
-			out, err := responsesOutput(it.Output)
+			out, err := responsesContent(it.Output)
 			if err != nil {
 				return nil, fmt.Errorf("input item %d: %w", i, err)
 			}
@@ -134,8 +134,9 @@ func ParseResponsesRequest(body []byte) (*Request, error) {
 	return r, nil
 }
 
-// responsesContent decodes a message's content: a string or a list of
-// input_text/output_text parts (other parts, such as images, are dropped).
+// responsesContent decodes a message's content or a tool call's output: a
+// string or a list of input_text/output_text parts (other parts, such as
+// images, are dropped).
 func responsesContent(raw json.RawMessage) (Content, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -158,12 +159,6 @@ func responsesContent(raw json.RawMessage) (Content, error) {
 		}
 	}
 	return c, nil
-}
-
-// responsesOutput decodes a tool call's output: a string, or a list of
-// content parts.
-func responsesOutput(raw json.RawMessage) (Content, error) {
-	return responsesContent(raw)
 }
 
 func (s *Server) responses(ctx context.Context, w http.ResponseWriter, body []byte, rec *Record) {
