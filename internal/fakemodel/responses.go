@@ -67,7 +67,8 @@ type responsesItem struct {
 // function_call becomes a tool_use block of its arguments and a
 // custom_tool_call one whose input is the JSON string of its free-form
 // input; consecutive outputs become one user message of tool_result blocks.
-// An assistant message directly after a tool call joins its turn.
+// A tool call directly after an assistant message joins that message: one
+// response's text and calls are one turn.
 func ParseResponsesRequest(body []byte) (*Request, error) {
 	var q responsesRequest
 	if err := json.Unmarshal(body, &q); err != nil {

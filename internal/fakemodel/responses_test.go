@@ -2,6 +2,7 @@ package fakemodel
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -105,6 +106,7 @@ func TestResponsesServer(t *testing.T) {
 	if it := items[2]; it["type"] != "custom_tool_call" || it["name"] != "apply_patch" || it["input"] != "*** Begin Patch\n*** End Patch\n" || it["namespace"] != nil {
 		t.Errorf("apply_patch item %v", it)
 	}
+	io.Copy(io.Discard, resp.Body) // the end of the body: the exchange is logged
 	recs, err := s.Requests()
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("log: %v, %d records", err, len(recs))
