@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -192,6 +193,16 @@ wire_api = "responses"
 		t.Errorf("the denied apply_patch wrote denied.txt (%v)", err)
 	}
 
+	// The live payloads have exactly the keys of the ones captured in
+	// testdata/codex (docs/codex.md), so a Codex that changes them fails here.
+	raw := readLines(t, payloads)
+	for i, fixture := range map[int]string{0: "pre-tool-use-bash.json", 1: "pre-tool-use-apply-patch.json", 2: "stop.json", 3: "stop-active.json"} {
+		if i < len(raw) {
+			if got, want := keys(t, raw[i]), keys(t, readFixture(t, fixture)); got != want {
+				t.Errorf("payload %d has keys %s, testdata/codex/%s has %s", i, got, fixture, want)
+			}
+		}
+	}
 	got := readPayloads(t, payloads)
 	var events []string
 	for _, p := range got {
@@ -242,20 +253,56 @@ wire_api = "responses"
 
 func readPayloads(t *testing.T, path string) []hookPayload {
 	t.Helper()
+	var out []hookPayload
+	for _, line := range readLines(t, path) {
+		var p hookPayload
+		if err := json.Unmarshal(line, &p); err != nil {
+			t.Fatalf("hook payload %s: %v", line, err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func readLines(t *testing.T, path string) [][]byte {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("no hook ran: %v", err)
 	}
 	defer f.Close()
-	var out []hookPayload
+	var out [][]byte
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
 	for sc.Scan() {
-		var p hookPayload
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
-			t.Fatalf("hook payload %q: %v", sc.Text(), err)
-		}
-		out = append(out, p)
+		out = append(out, append([]byte(nil), sc.Bytes()...))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
+}
+
+func readFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "codex", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// keys is the sorted top-level keys of a JSON object, space-separated.
+func keys(t *testing.T, data []byte) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("%s: %v", data, err)
+	}
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, " ")
 }
