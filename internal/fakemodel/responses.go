@@ -12,12 +12,12 @@ import (
 )
 
 // Responses is the API of a Request decoded from an OpenAI Responses API
-// body: what the Codex CLI sends to a custom model provider (wire_api =
-// "responses", the only value 0.169.0 accepts; docs/codex.md).
+// body: what the Codex CLI sends to a custom model provider with wire_api =
+// "responses" (docs/codex.md).
 const Responses = "responses"
 
-// responsesRequest is a POST /v1/responses body as Codex CLI 0.169.0 sends
-// it: the system prompt in instructions, the conversation as input items.
+// responsesRequest is a POST /v1/responses body. Codex CLI 0.169.0 sends no
+// instructions: its system prompt is the first developer message of input.
 type responsesRequest struct {
 	Model        string          `json:"model"`
 	Stream       bool            `json:"stream"`
@@ -160,6 +160,25 @@ func responsesContent(raw json.RawMessage) (Content, error) {
 		}
 	}
 	return c, nil
+}
+
+// CodexAgent is the calling Codex subagent's "whetstone:<name>": the first
+// line "# whetstone:<name>" of a developer message, which is how Codex hands
+// a custom agent its developer_instructions; "" for other callers.
+func (r *Request) CodexAgent() string {
+	if r.API != Responses {
+		return ""
+	}
+	for _, m := range r.Messages {
+		if m.Role != "system" {
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimSpace(m.Content.Text()), "\n")
+		if name, ok := strings.CutPrefix(strings.TrimSpace(first), "# "); ok && strings.HasPrefix(name, "whetstone:") {
+			return strings.TrimSpace(name)
+		}
+	}
+	return ""
 }
 
 func (s *Server) responses(ctx context.Context, w http.ResponseWriter, body []byte, rec *Record) {
