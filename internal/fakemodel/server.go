@@ -66,6 +66,9 @@ func (rec Record) Request() (*Request, error) {
 	if rec.Path == "/v1/chat/completions" {
 		return ParseChatRequest(rec.Body)
 	}
+	if rec.Path == "/v1/responses" {
+		return ParseResponsesRequest(rec.Body)
+	}
 	return ParseRequest(rec.Body)
 }
 
@@ -192,6 +195,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.messages(r.Context(), w, body, &rec)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
 		s.chat(r.Context(), w, body, &rec)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
+		s.responses(r.Context(), w, body, &rec)
 	default:
 		rec.Error = "not found"
 		http.NotFound(w, r)
