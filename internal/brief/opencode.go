@@ -22,8 +22,12 @@ const OpenCodeCommand = OpenCodePrefix + "review"
 // .opencode/agent/whetstone-<name>.md: a subagent whose permissions match
 // its Claude Code tools. Claude Code's model aliases name no OpenCode
 // model, so the agent uses the session's.
-func RenderOpenCode(name string) ([]byte, error) {
-	a, err := Load(name)
+func RenderOpenCode(name string) ([]byte, error) { return Agents().RenderOpenCode(name) }
+
+// RenderOpenCode is RenderOpenCode from r's sources; like Render, its
+// frontmatter holds none of the registry's keys.
+func (r Registry) RenderOpenCode(name string) ([]byte, error) {
+	a, err := r.Load(name)
 	if err != nil {
 		return nil, err
 	}
