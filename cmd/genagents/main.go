@@ -1,5 +1,5 @@
 // Command genagents writes the agents' briefs from the sources in
-// internal/brief/src: Claude Code's agents/<name>.md and OpenCode's
+// internal/brief/src (the agent registry, brief.Agents): Claude Code's agents/<name>.md and OpenCode's
 // opencode/agent/whetstone-<name>.md, and OpenCode's review command,
 // opencode/command/whetstone-review.md, and review skill,
 // opencode/skill/whetstone-review/SKILL.md, from commands/review.md. Run it
@@ -20,27 +20,30 @@ import (
 func main() {
 	root := flag.String("root", ".", "the module root")
 	flag.Parse()
-	if err := generate(*root); err != nil {
+	if err := generate(*root, brief.Agents()); err != nil {
 		fmt.Fprintln(os.Stderr, "genagents:", err)
 		os.Exit(1)
 	}
 }
 
-func generate(root string) error {
+// generate writes every agent of reg for both clients, and the OpenCode
+// command and skill, under root.
+func generate(root string, reg brief.Registry) error {
 	for _, dir := range []string{"agents", "opencode/agent", "opencode/command", "opencode/skill/" + brief.OpenCodeCommand} {
 		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
 			return err
 		}
 	}
-	for _, name := range brief.Names() {
-		b, err := brief.Render(name)
+	for _, a := range reg.All() {
+		name := a.Name
+		b, err := reg.Render(name)
 		if err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(root, "agents", name+".md"), b, 0o644); err != nil {
 			return err
 		}
-		if b, err = brief.RenderOpenCode(name); err != nil {
+		if b, err = reg.RenderOpenCode(name); err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(root, "opencode", "agent", brief.OpenCodePrefix+name+".md"), b, 0o644); err != nil {
