@@ -49,9 +49,9 @@ func TestRegistryTriggers(t *testing.T) {
 	}
 	for line, want := range map[string]string{
 		`rows, err := db.Query("SELECT id FROM users")`: "SELECT id FROM",
-		`import "database/sql"`:                          `"database/sql"`,
-		`UPDATE accounts SET balance = 0`:                "UPDATE accounts SET",
-		`selection from the list`:                        "",
+		`import "database/sql"`:                         `"database/sql"`,
+		`UPDATE accounts SET balance = 0`:               "UPDATE accounts SET",
+		`selection from the list`:                       "",
 	} {
 		if got := db.Triggers.Added().FindString(line); got != want {
 			t.Errorf("database-reviewer on %q: %q, want %q", line, got, want)
@@ -187,7 +187,7 @@ func TestDocsListTheRegistry(t *testing.T) {
 	quick, standard := reg.Core("quick"), reg.Core("standard")
 	andList := strings.Join(quick[:len(quick)-1], ", ") + " and " + quick[len(quick)-1]
 	for file, phrases := range map[string][]string{
-		"README.md": {"`quick` (" + strings.Join(quick, ", ") + ";", "the " + numberWords[len(standard)] + " core reviewers plus specialists"},
+		"README.md":             {"`quick` (" + strings.Join(quick, ", ") + ";", "the " + numberWords[len(standard)] + " core reviewers plus specialists"},
 		"skills/guide/SKILL.md": {"`quick`: " + andList + ";", "all core reviewers (" + strings.Join(standard, ", ") + ") plus the specialists"},
 	} {
 		for _, p := range phrases {
