@@ -116,8 +116,9 @@ else
 	c=$$(./scripts/install-claude $(CLAUDE_VERSION)) && WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo
 endif
 
-# generate rewrites agents/*.md from internal/brief/src (a test fails when
-# the committed files differ).
+# generate rewrites agents/*.md and opencode/ (agents, command, skill) from
+# internal/brief/src, the agent registry, and commands/review.md (a test
+# fails when the committed files differ).
 generate:
 	$(GO) run ./cmd/genagents
 

@@ -1,9 +1,9 @@
-// Command genagents writes every client's generated files from the
-// agents' sources in internal/brief/src and the review command,
-// commands/review.md: what each client's Render returns
-// (internal/client), such as Claude Code's agents/<name>.md and
-// OpenCode's opencode/agent/whetstone-<name>.md, review command and
-// review skill. Run it from the module root:
+// Command genagents writes every client's generated files from the agent
+// registry (brief.Agents, the sources in internal/brief/src) and the review
+// command, commands/review.md: what each client's Render returns
+// (internal/client), such as Claude Code's agents/<name>.md and OpenCode's
+// opencode/agent/whetstone-<name>.md, review command and review skill. Run
+// it from the module root:
 //
 //	go run ./cmd/genagents
 package main
@@ -16,25 +16,27 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/client"
 )
 
 func main() {
 	root := flag.String("root", ".", "the module root")
 	flag.Parse()
-	if err := generate(*root); err != nil {
+	if err := generate(*root, brief.Agents()); err != nil {
 		fmt.Fprintln(os.Stderr, "genagents:", err)
 		os.Exit(1)
 	}
 }
 
-func generate(root string) error {
+// generate writes every client's files for the agents of reg under root.
+func generate(root string, reg brief.Registry) error {
 	command, err := os.ReadFile(filepath.Join(root, "commands", "review.md"))
 	if err != nil {
 		return err
 	}
 	for _, c := range client.All() {
-		files, err := c.Render(command)
+		files, err := c.Render(reg, command)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Name(), err)
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone"
+	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/review"
@@ -49,7 +50,7 @@ const toolTimeout = 10 * time.Second
 // Everything it runs is found on PATH, so a test controls what it finds.
 func (a *App) Doctor(dir string) []Check {
 	root := pluginRoot(a.Getenv)
-	checks := []Check{versionCheck(root), pluginCheck(root), goCheck(root)}
+	checks := []Check{versionCheck(root), pluginCheck(root, brief.Agents()), goCheck(root)}
 	checks = append(checks, clientChecks()...)
 	checks = append(checks, a.sandboxCheck(FindRoot(dir)), a.keyCheck(FindRoot(dir)), writeCheck(FindRoot(dir)), gitCheck(dir))
 	return checks
@@ -160,8 +161,8 @@ func versionCheck(root string) Check {
 }
 
 // pluginCheck checks what Claude Code loads: the manifest, hooks.json
-// naming the launcher for every event, the agents and the command.
-func pluginCheck(root string) Check {
+// naming the launcher for every event, the agents of reg and the command.
+func pluginCheck(root string, reg brief.Registry) Check {
 	c := Check{Name: "plugin", Level: OK}
 	if root == "" {
 		c.Level, c.Detail, c.Fix = Fail, "not found", "see the version check"
@@ -211,9 +212,9 @@ func pluginCheck(root string) Check {
 			problems = append(problems, "hooks/hooks.json does not run whetstone on "+strings.Join(unhooked, ", "))
 		}
 	}
-	files := []string{"scripts/whetstone", "commands/review.md", "agents/fixer.md", "agents/validator.md"}
-	for _, n := range append(slices.Clone(config.Core), config.Specialists...) {
-		files = append(files, "agents/"+n+".md")
+	files := []string{"scripts/whetstone", "commands/review.md"}
+	for _, a := range reg.All() {
+		files = append(files, "agents/"+a.Name+".md")
 	}
 	var missing []string
 	for _, f := range files {
@@ -230,7 +231,7 @@ func pluginCheck(root string) Check {
 		c.Level, c.Detail, c.Fix = Fail, strings.Join(problems, "; "), reinstall
 		return c
 	}
-	c.Detail = "manifest, hooks for 6 events, 12 agents and the review command in place"
+	c.Detail = fmt.Sprintf("manifest, hooks for 6 events, %d agents and the review command in place", len(reg.All()))
 	return c
 }
 

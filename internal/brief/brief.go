@@ -5,10 +5,12 @@
 //
 // The sources live in src/: shared-*.md are partials (shared-reviewer.md is
 // the contract every reviewer gets, with the lens inserted), and every other
-// <name>.md is one agent: a frontmatter of host-neutral data (role,
-// description, tools, model) and a body, both text/template. Render turns an
-// agent into a Claude Code agent file; Load gives the same data to other
-// generators (OpenCode agents).
+// <name>.md is one agent: a YAML frontmatter of host-neutral data (role,
+// description, tools, model, and the registry's order, depths and triggers:
+// registry.go) and a text/template body. The registry (Agents) is the one
+// list of agents the binary knows; Render turns an agent into a Claude Code
+// agent file, with only the keys it reads (internal/client renders every
+// client's files).
 package brief
 
 //go:generate go run ../../cmd/genagents -root ../..
@@ -46,9 +48,13 @@ type Agent struct {
 	Name        string
 	Role        string // RoleReviewer, RoleFixer or RoleValidator
 	Description string
-	Tools       []string // Claude Code tool names, least privilege
-	Model       string   // "sonnet", "inherit", …
-	Body        string   // starts with "# whetstone:<name>"
+	Tools       []string  // Claude Code tool names, least privilege
+	Model       string    // "sonnet", "inherit", …
+	Order       int       // where it is listed: dispatch, rosters, doctor
+	Depths      []string  // a reviewer's depths (Depths); none for the others
+	Triggers    *Triggers // a specialist's; nil for a core reviewer and the others
+	Body        string    // starts with "# whetstone:<name>"; set by Load
+	source      string    // the body's template
 }
 
 // data is what the templates see.
@@ -68,35 +74,28 @@ type data struct {
 	Lens             string // a reviewer's own section, rendered
 }
 
-// Names lists the agents the sources define, sorted.
+// Names lists the agents of the built-in sources, sorted.
 func Names() []string {
-	entries, err := fs.ReadDir(src, "src")
-	if err != nil {
-		panic(err) // embedded: cannot fail
-	}
 	var names []string
-	for _, e := range entries {
-		n, ok := strings.CutSuffix(e.Name(), ".md")
-		if ok && !strings.HasPrefix(n, "shared-") {
-			names = append(names, n)
-		}
+	for _, a := range Agents().All() {
+		names = append(names, a.Name)
 	}
 	slices.Sort(names)
 	return names
 }
 
-// Load reads the source of agent name and renders its body.
-func Load(name string) (Agent, error) {
-	if !slices.Contains(Names(), name) {
+// Load renders agent name of the built-in sources.
+func Load(name string) (Agent, error) { return Agents().Load(name) }
+
+// Render is the Claude Code agent file of agent name of the built-in
+// sources: agents/<name>.md.
+func Render(name string) ([]byte, error) { return Agents().Render(name) }
+
+// Load is agent name with its body rendered.
+func (r Registry) Load(name string) (Agent, error) {
+	a, ok := r.Get(name)
+	if !ok {
 		return Agent{}, fmt.Errorf("brief: no agent %q", name)
-	}
-	raw, err := src.ReadFile(path.Join("src", name+".md"))
-	if err != nil {
-		return Agent{}, fmt.Errorf("brief: %w", err)
-	}
-	a, body, err := parse(name, string(raw))
-	if err != nil {
-		return Agent{}, err
 	}
 	d := data{
 		Name:             name,
@@ -119,13 +118,13 @@ func Load(name string) (Agent, error) {
 	case RoleValidator:
 		d.Schema = review.SchemaValidation
 	}
-	text, err := execute(name+".md", body, d)
+	text, err := r.execute(name+".md", a.source, d)
 	if err != nil {
 		return Agent{}, err
 	}
 	if a.Role == RoleReviewer {
 		d.Lens = text
-		if text, err = execute("reviewer contract", `{{template "shared-reviewer.md" .}}`, d); err != nil {
+		if text, err = r.execute("reviewer contract", `{{template "shared-reviewer.md" .}}`, d); err != nil {
 			return Agent{}, err
 		}
 	}
@@ -134,8 +133,9 @@ func Load(name string) (Agent, error) {
 }
 
 // Render is the Claude Code agent file of agent name: agents/<name>.md.
-func Render(name string) ([]byte, error) {
-	a, err := Load(name)
+// Its frontmatter holds what Claude Code reads, none of the registry's keys.
+func (r Registry) Render(name string) ([]byte, error) {
+	a, err := r.Load(name)
 	if err != nil {
 		return nil, err
 	}
@@ -145,60 +145,22 @@ func Render(name string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// parse splits a source into its frontmatter, checked, and its body.
-func parse(name, raw string) (Agent, string, error) {
-	rest, ok := strings.CutPrefix(raw, "---\n")
-	front, body, ok2 := strings.Cut(rest, "\n---\n")
-	if !ok || !ok2 {
-		return Agent{}, "", fmt.Errorf("brief: src/%s.md: no frontmatter between --- lines", name)
-	}
-	a := Agent{Name: name}
-	for _, line := range strings.Split(front, "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			return Agent{}, "", fmt.Errorf("brief: src/%s.md: frontmatter line %q is not key: value", name, line)
-		}
-		val = strings.TrimSpace(val)
-		switch strings.TrimSpace(key) {
-		case "role":
-			a.Role = val
-		case "description":
-			a.Description = val
-		case "tools":
-			for _, t := range strings.Split(val, ",") {
-				a.Tools = append(a.Tools, strings.TrimSpace(t))
-			}
-		case "model":
-			a.Model = val
-		default:
-			return Agent{}, "", fmt.Errorf("brief: src/%s.md: unknown frontmatter key %q", name, key)
-		}
-	}
-	if a.Role != RoleReviewer && a.Role != RoleFixer && a.Role != RoleValidator {
-		return Agent{}, "", fmt.Errorf("brief: src/%s.md: role %q is not reviewer, fixer or validator", name, a.Role)
-	}
-	if a.Description == "" || len(a.Tools) == 0 || a.Model == "" {
-		return Agent{}, "", fmt.Errorf("brief: src/%s.md: description, tools and model are required", name)
-	}
-	return a, body, nil
-}
-
 // execute renders text as template name, with every shared-*.md partial
-// available through {{template "shared-….md" .}}.
-func execute(name, text string, d data) (string, error) {
+// of the registry's sources available through {{template "shared-….md" .}}.
+func (r Registry) execute(name, text string, d data) (string, error) {
 	t := template.New(name).Option("missingkey=error")
-	partials, err := fs.Glob(src, "src/shared-*.md")
+	partials, err := fs.Glob(r.src, "shared-*.md")
 	if err != nil {
 		return "", fmt.Errorf("brief: %w", err)
 	}
 	for _, p := range partials {
-		raw, err := src.ReadFile(p)
+		raw, err := readSource(r.src, p)
 		if err != nil {
-			return "", fmt.Errorf("brief: %w", err)
+			return "", err
 		}
 		// A partial is included mid-line or as a paragraph: its own final
 		// newline would add a blank line.
-		if _, err := t.New(path.Base(p)).Parse(strings.TrimRight(string(raw), "\n")); err != nil {
+		if _, err := t.New(path.Base(p)).Parse(strings.TrimRight(raw, "\n")); err != nil {
 			return "", fmt.Errorf("brief: parse %s: %w", p, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/client/claudecode"
 	"github.com/whetstone-dev/whetstone/internal/client/opencode"
 	"github.com/whetstone-dev/whetstone/internal/hook"
@@ -57,9 +58,9 @@ type Client interface {
 	SandboxDecision(mode string) string
 
 	// Render is the client's generated files (agents, command, skill) by
-	// slash path from the module root, from the agents' sources and the
+	// slash path from the module root, from the registry's agents and the
 	// review command, commands/review.md (cmd/genagents writes them).
-	Render(command []byte) (map[string][]byte, error)
+	Render(reg brief.Registry, command []byte) (map[string][]byte, error)
 
 	// Binary is the program `whetstone doctor` looks for, and the fix
 	// it suggests when it is missing.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/whetstone-dev/whetstone/internal/brief"
 )
 
 // TestGeneratedFilesUpToDate fails when a client's committed generated
@@ -21,7 +22,7 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range All() {
-		files, err := c.Render(command)
+		files, err := c.Render(brief.Agents(), command)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name(), err)
 		}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
@@ -25,17 +26,18 @@ const FileName = "whetstone.json"
 // Command is the prefix of the prompt that starts or resumes a run.
 const Command = "/whetstone:review"
 
-// Core reviewers run at every depth but quick, which keeps the first three.
-var (
-	Core        = []string{"critic", "pedant", "witness", "security-reviewer", "silent-failure-hunter"}
-	Quick       = []string{"critic", "security-reviewer", "silent-failure-hunter"}
-	Specialists = []string{"performance-reviewer", "api-reviewer", "database-reviewer", "concurrency-reviewer", "architecture-reviewer"}
-)
+// The reviewer sets come from the agents' frontmatter (brief.Agents, the
+// registry; docs/agents.md): each reviewer names the depths it runs at, and
+// a specialist the triggers that call it in.
+
+// Reviewers names every reviewer, core and specialist, in order.
+func Reviewers() []string { return brief.Agents().Reviewers() }
+
+// Specialists names the reviewers a trigger calls in.
+func Specialists() []string { return brief.Agents().Specialists() }
 
 // IsReviewer reports whether name is one of whetstone's reviewers.
-func IsReviewer(name string) bool {
-	return slices.Contains(Core, name) || slices.Contains(Specialists, name)
-}
+func IsReviewer(name string) bool { return slices.Contains(Reviewers(), name) }
 
 // Defaults are the settings when neither whetstone.json nor a flag says otherwise.
 var Defaults = loop.Settings{Depth: "standard", MaxIterations: 5,
@@ -102,12 +104,12 @@ func Load(root string) (File, error) {
 	}
 	for name := range f.Reviewers {
 		if !IsReviewer(name) {
-			return f, fmt.Errorf("%s: reviewers: unknown reviewer %q (known: %s)", FileName, name, strings.Join(append(slices.Clone(Core), Specialists...), ", "))
+			return f, fmt.Errorf("%s: reviewers: unknown reviewer %q (known: %s)", FileName, name, strings.Join(Reviewers(), ", "))
 		}
 	}
 	for name := range f.Specialists {
-		if !slices.Contains(Specialists, name) {
-			return f, fmt.Errorf("%s: specialists: unknown specialist %q (known: %s)", FileName, name, strings.Join(Specialists, ", "))
+		if !slices.Contains(Specialists(), name) {
+			return f, fmt.Errorf("%s: specialists: unknown specialist %q (known: %s)", FileName, name, strings.Join(Specialists(), ", "))
 		}
 	}
 	for _, c := range f.VerifyCommands {
@@ -192,7 +194,7 @@ func ParseArgs(prompt string) (Args, error) {
 			if err != nil {
 				return a, err
 			}
-			if !slices.Contains([]string{"quick", "standard", "deep"}, v) {
+			if !slices.Contains(brief.Depths, v) {
 				return a, fmt.Errorf("--depth must be quick, standard or deep (got %q)", v)
 			}
 			a.Depth = v
@@ -214,7 +216,7 @@ func ParseArgs(prompt string) (Args, error) {
 			for _, r := range strings.Split(v, ",") {
 				r = strings.TrimPrefix(strings.TrimSpace(r), "whetstone:")
 				if !IsReviewer(r) {
-					return a, fmt.Errorf("--reviewers: unknown reviewer %q (known: %s)", r, strings.Join(append(slices.Clone(Core), Specialists...), ", "))
+					return a, fmt.Errorf("--reviewers: unknown reviewer %q (known: %s)", r, strings.Join(Reviewers(), ", "))
 				}
 				if !slices.Contains(a.Reviewers, r) {
 					a.Reviewers = append(a.Reviewers, r)
@@ -269,7 +271,7 @@ func (f File) untracked() int64 {
 func Resolve(f File, a Args) (loop.Settings, error) {
 	s := Defaults
 	if f.Depth != "" {
-		if !slices.Contains([]string{"quick", "standard", "deep"}, f.Depth) {
+		if !slices.Contains(brief.Depths, f.Depth) {
 			return s, fmt.Errorf("%s: depth must be quick, standard or deep (got %q)", FileName, f.Depth)
 		}
 		s.Depth = f.Depth
@@ -352,17 +354,16 @@ func Roster(s loop.Settings, f File, specialists []scope.Specialist) []string {
 		signals = append(signals, sp.Name)
 	}
 	var out []string
-	base := Core
-	if s.Depth == "quick" {
-		base = Quick
-	}
-	for _, r := range append(slices.Clone(Core), Specialists...) {
-		on := slices.Contains(base, r) || (s.Depth != "quick" && slices.Contains(signals, r))
-		if v, ok := f.Reviewers[r]; ok {
+	for _, a := range brief.Agents().All() {
+		if a.Role != brief.RoleReviewer {
+			continue
+		}
+		on := a.Runs(s.Depth, slices.Contains(signals, a.Name))
+		if v, ok := f.Reviewers[a.Name]; ok {
 			on = v
 		}
 		if on {
-			out = append(out, r)
+			out = append(out, a.Name)
 		}
 	}
 	return out

@@ -14,6 +14,14 @@ import (
 // for the pedant's look, without a finding of its own to check.
 const pedantLines = 30
 
+// contentRule selects a lens by a line a fix adds; inTests when such a
+// line in a test still gives the lens something to review.
+type contentRule struct {
+	name    string
+	re      *regexp.Regexp
+	inTests bool
+}
+
 // coreRules select a core lens by a line a fix adds (never in
 // documentation; silent failures not in tests either).
 var coreRules = sync.OnceValue(func() []contentRule {

@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/brief"
 )
 
 // Modes of a review: what the change is measured against and what it is.
@@ -71,6 +73,9 @@ type Request struct {
 	// Contain runs the project's configured checkers, which execute its
 	// code, in the sandbox; nil skips them.
 	Contain Contain
+	// Agents is the registry whose specialists' triggers apply; nil is
+	// brief.Agents(), the built-in one.
+	Agents *brief.Registry
 }
 
 // Hunk is a range of changed lines on the new side, inclusive.

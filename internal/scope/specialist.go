@@ -8,54 +8,32 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/whetstone-dev/whetstone/internal/brief"
 )
-
-// architectureFiles is how many reviewed files make a change wide enough
-// for the architecture reviewer.
-const architectureFiles = 20
-
-// pathRule selects a specialist by a word of a file's path or its
-// extension.
-type pathRule struct {
-	name  string
-	words []string // whole path words, as words splits them
-	exts  []string
-}
-
-var pathRules = []pathRule{
-	{"database-reviewer", []string{"migration", "migrations", "migrate", "schema", "models", "db", "database", "repository", "dao", "orm"}, []string{".sql", ".prisma"}},
-	{"api-reviewer", []string{"api", "routes", "router", "handler", "handlers", "controller", "controllers", "endpoint", "endpoints", "openapi", "swagger", "graphql"}, []string{".proto", ".graphql", ".gql"}},
-	{"performance-reviewer", []string{"bench", "benchmark", "benchmarks", "perf", "hot", "cache", "pool"}, nil},
-}
-
-// contentRule selects a specialist by a line the change adds; inTests
-// when such a line in a test still gives the lens something to review.
-type contentRule struct {
-	name    string
-	re      *regexp.Regexp
-	inTests bool
-}
-
-// contentRules are compiled on first use: every hook process links this
-// package, and only starting a run needs them.
-var contentRules = sync.OnceValue(func() []contentRule {
-	return []contentRule{
-		{"concurrency-reviewer", regexp.MustCompile(`go func|\bsync\.|\bchan |\batomic\.|Mutex|errgroup|asyncio|Promise\.all|threading`), true},
-		{"database-reviewer", regexp.MustCompile(`"database/sql"|\b(SELECT\b.*\bFROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE|ALTER TABLE|DROP TABLE)\b|gorm\.|sqlalchemy|ActiveRecord`), false},
-		{"performance-reviewer", regexp.MustCompile(`func Benchmark|@benchmark`), false},
-		{"api-reviewer", regexp.MustCompile(`\.HandleFunc\(|@app\.route|@(Get|Post|Put|Delete|Request)Mapping|@RestController`), false},
-	}
-})
 
 // specialists names the specialist reviewers the change calls for, each
 // with the first reason found (files in path order), and those a trigger
 // named but that were not called, with why. Skipped files select none;
 // content rules look only at the lines the change adds. Documentation and
 // files whose change is only a license or copyright header call in no
-// specialist; a test calls in only the concurrency reviewer, by what it
-// adds (a path word or a benchmark gives a lens nothing to review there).
-// The user's globs in whetstone.json always count.
+// specialist; a test calls in only a specialist whose added lines count in
+// tests (the concurrency reviewer), by what it adds (a path word or a
+// benchmark gives a lens nothing to review there).
+// The user's globs in whetstone.json always count. The triggers are the
+// specialists' frontmatter (brief.Agents, or req.Agents): path words,
+// extensions, a pattern on added lines, a number of files.
 func specialists(changes []change, req Request) (called, passed []Specialist) {
+	reg := req.Agents
+	if reg == nil {
+		reg = new(brief.Agents())
+	}
+	var rules []brief.Agent
+	for _, a := range reg.All() {
+		if a.Triggers != nil {
+			rules = append(rules, a)
+		}
+	}
 	reasons, not := map[string]string{}, map[string]string{}
 	add := func(name, reason string) {
 		if _, ok := reasons[name]; !ok {
@@ -86,32 +64,36 @@ func specialists(changes []change, req Request) (called, passed []Specialist) {
 			byPath = func(name, reason string) { pass(name, reason, why) }
 		}
 		ws := words(c.Path)
-		for _, r := range pathRules {
-			if ext := path.Ext(strings.ToLower(c.Path)); slices.Contains(r.exts, ext) {
-				byPath(r.name, fmt.Sprintf("%s is a %s file", c.Path, ext))
+		for _, r := range rules {
+			t := r.Triggers
+			if ext := path.Ext(strings.ToLower(c.Path)); slices.Contains(t.Extensions, ext) {
+				byPath(r.Name, fmt.Sprintf("%s is a %s file", c.Path, ext))
 			}
 			for _, w := range ws {
-				if slices.Contains(r.words, w) {
-					byPath(r.name, fmt.Sprintf("%s: path names %q", c.Path, w))
+				if slices.Contains(t.PathWords, w) {
+					byPath(r.Name, fmt.Sprintf("%s: path names %q", c.Path, w))
 				}
 			}
-		}
-		for _, r := range contentRules() {
+			if t.Added() == nil {
+				continue
+			}
 			for _, l := range c.added {
-				if m := r.re.FindString(l.text); m != "" {
+				if m := t.Added().FindString(l.text); m != "" {
 					reason := fmt.Sprintf("%s:%d adds %q", c.Path, l.n, strings.TrimSpace(m))
-					if why == "" || (r.inTests && why == whyTest) {
-						add(r.name, reason)
+					if why == "" || (t.InTests && why == whyTest) {
+						add(r.Name, reason)
 					} else {
-						pass(r.name, reason, why)
+						pass(r.Name, reason, why)
 					}
 					break
 				}
 			}
 		}
 	}
-	if reviewed > architectureFiles {
-		add("architecture-reviewer", fmt.Sprintf("%d files changed (more than %d)", reviewed, architectureFiles))
+	for _, r := range rules {
+		if n := r.Triggers.FilesOver; n > 0 && reviewed > n {
+			add(r.Name, fmt.Sprintf("%d files changed (more than %d)", reviewed, n))
+		}
 	}
 	called, passed = []Specialist{}, []Specialist{}
 	for _, name := range slices.Sorted(maps.Keys(reasons)) {

@@ -78,12 +78,13 @@ func (Client) SandboxDecision(permissionMode string) string {
 }
 
 // Render is what cmd/genagents writes for Claude Code, by slash path from
-// the module root: agents/<name>.md for every agent. The review command
+// the module root: agents/<name>.md for every agent of reg. The review command
 // (commands/review.md) and skill are written by hand; command is unused.
-func (Client) Render(command []byte) (map[string][]byte, error) {
+func (Client) Render(reg brief.Registry, command []byte) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	for _, name := range brief.Names() {
-		b, err := brief.Render(name)
+	for _, a := range reg.All() {
+		name := a.Name
+		b, err := reg.Render(name)
 		if err != nil {
 			return nil, err
 		}

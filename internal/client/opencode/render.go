@@ -27,10 +27,11 @@ const Command = Prefix + "review"
 // skill opencode/skill/whetstone-review/SKILL.md, both from command, the
 // Claude Code command (commands/review.md). The plugin,
 // opencode/whetstone.ts, is written by hand.
-func (Client) Render(command []byte) (map[string][]byte, error) {
+func (Client) Render(reg brief.Registry, command []byte) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	for _, name := range brief.Names() {
-		b, err := RenderAgent(name)
+	for _, a := range reg.All() {
+		name := a.Name
+		b, err := RenderAgent(reg, name)
 		if err != nil {
 			return nil, err
 		}
@@ -48,12 +49,12 @@ func (Client) Render(command []byte) (map[string][]byte, error) {
 	return out, nil
 }
 
-// RenderAgent is the OpenCode agent file of agent name,
+// RenderAgent is the OpenCode agent file of reg's agent name,
 // .opencode/agent/whetstone-<name>.md: a subagent whose permissions match
 // its Claude Code tools. Claude Code's model aliases name no OpenCode
 // model, so the agent uses the session's.
-func RenderAgent(name string) ([]byte, error) {
-	a, err := brief.Load(name)
+func RenderAgent(reg brief.Registry, name string) ([]byte, error) {
+	a, err := reg.Load(name)
 	if err != nil {
 		return nil, err
 	}

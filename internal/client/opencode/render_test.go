@@ -19,7 +19,7 @@ const root = "../../.."
 func TestOpenCodeFilesUpToDate(t *testing.T) {
 	const fix = "edit internal/brief/src or commands/review.md, not opencode/, then run `go run ./cmd/genagents` from the module root"
 	for _, name := range brief.Names() {
-		want, err := RenderAgent(name)
+		want, err := RenderAgent(brief.Agents(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestOpenCodePermissions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := RenderAgent(name)
+		b, err := RenderAgent(brief.Agents(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
