@@ -165,6 +165,13 @@ var hooks = []struct{ event, tool string }{
 	{"UserPromptSubmit", ""}, {"SessionStart", ""},
 }
 
+// subcommand is the binary's hook subcommand of each event (app.Events,
+// which this package cannot import: internal/app imports it).
+var subcommand = map[string]string{
+	"PreToolUse": "pre-tool-use", "PreSkillShellCommand": "pre-skill-shell-command", "SubagentStart": "subagent-start",
+	"SubagentStop": "subagent-stop", "Stop": "stop", "UserPromptSubmit": "user-prompt-submit", "SessionStart": "session-start",
+}
+
 // mayStart are the hooks that can start a run: they always reach the binary.
 func mayStart(event, tool string) bool {
 	return event == "UserPromptSubmit" || event == "SessionStart" || tool == "Skill"
@@ -289,5 +296,46 @@ func TestLauncherNoRunPath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLauncherNoRunAnswerIsTheBinarys: for each hook the launcher answers
+// itself, the real binary, in the same session and directory, also exits 0
+// with nothing on stdout.
+func TestLauncherNoRunAnswerIsTheBinarys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "whetstone")
+	build := exec.Command("go", "build", "-trimpath", "-tags", "urfave_cli_no_docs", "-o", bin, "./cmd/whetstone")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v %s", err, out)
+	}
+	plugin, data, started := norunPlugin(t)
+	root, sub := repo(t)
+	own(t, sub) // not the project root's: no run for the binary either
+	for _, h := range hooks {
+		if mayStart(h.event, h.tool) {
+			continue
+		}
+		for _, dir := range []string{root, sub} {
+			if out, n := fire(t, plugin, data, started, dir, []string{session}, h.event, h.tool); n != 0 || out != "" {
+				t.Fatalf("%s %s: the launcher started the binary (%d) or answered %q", h.event, h.tool, n, out)
+			}
+			payload := `{"session_id":"` + norunSession + `","hook_event_name":"` + h.event + `","cwd":"` + dir + `"`
+			if h.tool != "" {
+				payload += `,"tool_name":"` + h.tool + `","tool_input":{}`
+			}
+			cmd := exec.Command(bin, "hook", subcommand[h.event])
+			cmd.Dir = dir
+			cmd.Env = hookEnv("WHETSTONE_STATE_DIR=" + t.TempDir())
+			cmd.Stdin = strings.NewReader(payload + "}")
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Run(); err != nil || out.Len() != 0 {
+				t.Errorf("%s %s in %s: the binary answers %q, %v (stderr %q); the launcher answers nothing, exit 0", h.event, h.tool, dir, out.String(), err, errb.String())
+			}
+		}
 	}
 }
