@@ -46,7 +46,7 @@ func pluginCopy(t *testing.T) string {
 func launch(t *testing.T, plugin, data, path, event, payload string) (stdout, stderr string, err error) {
 	cmd := exec.Command(filepath.Join(plugin, "scripts", "whetstone"), "hook", event)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "CLAUDE_PLUGIN_DATA="+data, "PATH="+path)
+	cmd.Env = append(hookEnv(), "CLAUDE_PLUGIN_DATA="+data, "PATH="+path)
 	cmd.Stdin = strings.NewReader(payload)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -234,6 +234,8 @@ const maxSessionFile = 4 << 10
 
 // RunOf returns the id of the run a session owns, or "" for none. This is
 // the whole cost of a hook in a session without a run: one failed open.
+// scripts/whetstone makes the same test before starting the binary (its
+// no-run path, with FindRoot and hook.ValidName): change them together.
 func (p Project) RunOf(session string) string {
 	b, err := safeio.ReadFile(p.sessionFile(session), maxSessionFile, true)
 	if err != nil {
