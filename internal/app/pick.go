@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -25,7 +24,7 @@ func (a *App) PickRun(id string, onlyActive bool) (Project, *loop.Run, error) {
 	if id != "" && !ValidRunID(id) {
 		return Project{}, nil, &RunChoiceError{fmt.Sprintf("--run %q is not a run id (run ids look like 3f2a9c1b-1; `whetstone status` shows the latest)", id)}
 	}
-	wd, err := os.Getwd()
+	wd, err := a.getwd()
 	if err != nil {
 		return Project{}, nil, err
 	}

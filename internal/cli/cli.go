@@ -40,9 +40,22 @@ type deps struct {
 	stderr io.Writer
 }
 
+// Options are what a caller injects into the command line; the zero value
+// is the process's own clock.
+type Options struct {
+	// Now is the clock; nil means the UTC wall clock. The testscripts pin
+	// it, so state files compare byte for byte.
+	Now func() time.Time
+}
+
 // Run runs the whetstone command line and returns the process exit code.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	d := deps{app: newApp(stderr), stdin: stdin, stdout: stdout, stderr: stderr}
+	return RunWith(Options{}, args, stdin, stdout, stderr)
+}
+
+// RunWith is Run with what opts injects.
+func RunWith(opts Options, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	d := deps{app: newApp(opts, stderr), stdin: stdin, stdout: stdout, stderr: stderr}
 	cmd := &urfave.App{
 		Name:            "whetstone",
 		Usage:           "a convergent multi-agent review→fix loop for Claude Code",
@@ -152,13 +165,10 @@ func marshalIndent(v any) []byte {
 
 var runFlag = &urfave.StringFlag{Name: "run", Usage: "run id, such as 3f2a9c1b-1 (default: the latest run)"}
 
-func newApp(stderr io.Writer) *app.App {
-	a := &app.App{Now: utcNow, Getenv: os.Getenv, Log: io.Discard, Stderr: stderr}
-	if v := os.Getenv("WHETSTONE_NOW"); v != "" {
-		// Tests pin the clock so state files compare byte for byte.
-		if t, err := time.Parse(time.RFC3339, v); err == nil {
-			a.Now = func() time.Time { return t }
-		}
+func newApp(opts Options, stderr io.Writer) *app.App {
+	a := &app.App{Now: opts.Now, Getenv: os.Getenv, Getwd: os.Getwd, Log: io.Discard, Stderr: stderr}
+	if a.Now == nil {
+		a.Now = utcNow
 	}
 	if path := os.Getenv("WHETSTONE_DEBUG"); path != "" {
 		if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {

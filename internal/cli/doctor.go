@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"io"
-	"os"
 
 	urfave "github.com/urfave/cli/v2"
 	"github.com/whetstone-dev/whetstone/internal/app"
@@ -24,7 +23,7 @@ func newDoctorCommand(d deps) *urfave.Command {
 }
 
 func runDoctor(d deps) error {
-	wd, err := os.Getwd()
+	wd, err := d.app.Getwd()
 	if err != nil {
 		return err
 	}

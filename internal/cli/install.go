@@ -37,15 +37,15 @@ func bindInstall(c *urfave.Context) installOptions {
 
 // openCodeDir is the config directory `install opencode` and `uninstall
 // opencode` work on.
-func openCodeDir(opts installOptions, verb string) (string, error) {
+func openCodeDir(d deps, opts installOptions, verb string) (string, error) {
 	if opts.client != "opencode" {
 		return "", exitError{2, fmt.Errorf("%s: want `%s opencode [--global]` (OpenCode is the one client this applies to; Claude Code loads the plugin directory itself)", verb, verb)}
 	}
-	cwd, err := os.Getwd()
+	cwd, err := d.app.Getwd()
 	if err != nil {
 		return "", err
 	}
-	return install.Dir(app.FindRoot(cwd), opts.global, os.Getenv)
+	return install.Dir(app.FindRoot(cwd), opts.global, d.app.Getenv)
 }
 
 func newInstallCommand(d deps) *urfave.Command {
@@ -61,7 +61,7 @@ func newInstallCommand(d deps) *urfave.Command {
 }
 
 func runInstall(d deps, opts installOptions) error {
-	dir, err := openCodeDir(opts, "install")
+	dir, err := openCodeDir(d, opts, "install")
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func newUninstallCommand(d deps) *urfave.Command {
 }
 
 func runUninstall(d deps, opts installOptions) error {
-	dir, err := openCodeDir(opts, "uninstall")
+	dir, err := openCodeDir(d, opts, "uninstall")
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	urfave "github.com/urfave/cli/v2"
@@ -40,7 +39,7 @@ func runStats(d deps, opts statsOptions) error {
 		}
 		since = t
 	}
-	wd, err := os.Getwd()
+	wd, err := d.app.Getwd()
 	if err != nil {
 		return err
 	}

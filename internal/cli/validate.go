@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -66,7 +65,7 @@ func runValidate(d deps, opts validateOptions) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	wd, _ := os.Getwd()
+	wd, _ := d.app.Getwd()
 	v, ps, known := review.ValidateAny(raw, review.Expect{Root: app.FindRoot(wd)})
 	if !known {
 		return fmt.Errorf("%s: $.schema: must be one of %s, %s (got %q)", path, strings.Join(review.Schemas, ", "), runreport.Schema, v.Schema)
