@@ -2,11 +2,9 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	urfave "github.com/urfave/cli/v2"
-	"github.com/whetstone-dev/whetstone/internal/app"
 	runreport "github.com/whetstone-dev/whetstone/internal/report"
 )
 
@@ -33,8 +31,8 @@ func newReportCommand(d deps) *urfave.Command {
 }
 
 func runReport(d deps, opts reportOptions) error {
-	if !slices.Contains(app.Formats, opts.format) {
-		return usageErr("report: --format must be one of %s (got %q)", strings.Join(app.Formats, ", "), opts.format)
+	if _, ok := runreport.FormatNamed(opts.format); !ok {
+		return usageErr("report: --format must be one of %s (got %q)", strings.Join(runreport.FormatNames(), ", "), opts.format)
 	}
 	proj, r, err := d.app.PickRun(opts.run, false)
 	if err != nil {
