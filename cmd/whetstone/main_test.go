@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tidwall/sjson"
@@ -17,8 +18,19 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"whetstone": func() { os.Exit(cli.Run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"whetstone": func() { os.Exit(cli.RunWith(cli.Options{Now: testClock()}, os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
+}
+
+// testClock is the clock a script pins with WHETSTONE_NOW (RFC 3339), so
+// state files compare byte for byte; the binary itself reads no clock from
+// its environment.
+func testClock() func() time.Time {
+	t, err := time.Parse(time.RFC3339, os.Getenv("WHETSTONE_NOW"))
+	if err != nil {
+		return nil
+	}
+	return func() time.Time { return t }
 }
 
 // TestScripts runs testdata/script/*.txtar: the binary driven by real Claude

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	goversion "go/version"
 	"io/fs"
 	"maps"
 	"os"
@@ -256,9 +257,9 @@ func goCheck(root string) Check {
 		c.Fix = fmt.Sprintf("install Go %s or later (https://go.dev/dl)", want)
 		return c
 	}
-	have := strings.TrimPrefix(firstField(out, "go1"), "go")
+	have := firstField(out, "go1") // go1.26.8, as go/version spells it
 	c.Detail = fmt.Sprintf("%s (%s); the plugin is built from source and needs %s", out, path, want)
-	if want != "" && have != "" && versionLess(have, want) {
+	if want != "" && goversion.IsValid(have) && goversion.Compare(have, "go"+want) < 0 {
 		c.Level, c.Fix = Fail, fmt.Sprintf("install Go %s or later (https://go.dev/dl)", want)
 	}
 	return c
@@ -426,22 +427,4 @@ func firstField(s, prefix string) string {
 		}
 	}
 	return ""
-}
-
-// versionLess compares dotted version numbers (1.26.8 < 1.27).
-func versionLess(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := range max(len(as), len(bs)) {
-		var x, y int
-		if i < len(as) {
-			fmt.Sscan(as[i], &x)
-		}
-		if i < len(bs) {
-			fmt.Sscan(bs[i], &y)
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
 }

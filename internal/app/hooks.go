@@ -94,7 +94,7 @@ func (a *App) PreToolUse(p hook.Payload, bad error) (resp *hook.Response) {
 // denied while the session's run, or with no session to tell, any run of
 // the project, is in progress; nil otherwise.
 func (a *App) unjudged(cwd, session string, why error) *hook.Response {
-	proj, err := hookProject(cwd)
+	proj, err := a.hookProject(cwd)
 	if err != nil {
 		return hook.Deny(fmt.Sprintf("whetstone cannot check this call (%v) nor find its project (%v); it is refused", why, err))
 	}
@@ -158,8 +158,8 @@ func inProgress(proj Project, id string) bool {
 // hookProject is the project a hook answers for: Claude Code runs every
 // hook in the session's launch directory, also for subagents; the
 // payload's cwd follows the Bash tool's cd, so it is only the fallback.
-func hookProject(payloadCwd string) (Project, error) {
-	cwd, err := os.Getwd()
+func (a *App) hookProject(payloadCwd string) (Project, error) {
+	cwd, err := a.getwd()
 	if err != nil {
 		if cwd = payloadCwd; !filepath.IsAbs(cwd) {
 			return Project{}, fmt.Errorf("find the project: %w", err)
@@ -169,7 +169,7 @@ func hookProject(payloadCwd string) (Project, error) {
 }
 
 func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
-	proj, err := hookProject(p.Cwd)
+	proj, err := a.hookProject(p.Cwd)
 	if err != nil {
 		return nil, err
 	}

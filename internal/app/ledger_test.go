@@ -24,7 +24,7 @@ func TestLedgerMovesWithTheState(t *testing.T) {
 	const id = "sess-l-1"
 	dir := proj.runDir(id)
 	r := loop.New(id, "sess-l", loop.Settings{Depth: "standard"}, []string{"critic"}, a.Now())
-	if _, err := proj.saveCold(r); err != nil {
+	if _, err := proj.saveCold(r, a.Now()); err != nil {
 		t.Fatal(err)
 	}
 	data, err := r.Encode(a.Now())

@@ -30,6 +30,8 @@ import (
 type App struct {
 	Now    func() time.Time
 	Getenv func(string) string
+	// Getwd is the working directory; nil means os.Getwd.
+	Getwd  func() (string, error)
 	Log    io.Writer // debug log; io.Discard unless WHETSTONE_DEBUG is set
 	Stderr io.Writer // the CLI's warnings
 	// Sandbox finds bubblewrap; nil means sandbox.Find. Tests replace it.
@@ -47,6 +49,14 @@ type Project struct {
 	Root    string
 	Key     state.Key
 	keyPath string
+}
+
+// getwd is the working directory, through the injected Getwd.
+func (a *App) getwd() (string, error) {
+	if a.Getwd != nil {
+		return a.Getwd()
+	}
+	return os.Getwd()
 }
 
 func (a *App) sandbox() (string, bool) {
@@ -195,7 +205,7 @@ func (p Project) LoadCold(r *loop.Run) error {
 // part (a loaded ledger: a phase concluded; or new history steps), and
 // reports whether it did: the ledger it replaces is removed once the state
 // naming the new one is written (sweepLedgers).
-func (p Project) saveCold(r *loop.Run) (bool, error) {
+func (p Project) saveCold(r *loop.Run, now time.Time) (bool, error) {
 	if !r.ColdLoaded() {
 		if len(r.History) == 0 {
 			return false, nil
@@ -205,7 +215,7 @@ func (p Project) saveCold(r *loop.Run) (bool, error) {
 			// missing) is kept aside, and a new one starts with this
 			// update's steps.
 			path := p.ledgerPath(r.ID, r.LedgerRev)
-			aside := fmt.Sprintf("%s.unreadable-%d", path, time.Now().UnixNano())
+			aside := fmt.Sprintf("%s.unreadable-%d", path, now.UnixNano())
 			if rerr := os.Rename(path, aside); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 				return false, fmt.Errorf("%v; and keeping it aside failed: %w", err, rerr)
 			}
@@ -344,7 +354,7 @@ func (a *App) update(st state.Store, p Project, id string, fn func(r *loop.Run) 
 		if err := fn(r); err != nil && !(recovered && errors.Is(err, errUnchanged)) {
 			return nil, err
 		}
-		if wrote, err = p.saveCold(r); err != nil {
+		if wrote, err = p.saveCold(r, now); err != nil {
 			return nil, err
 		}
 		out = r

@@ -74,19 +74,25 @@ func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[
 	return writeFile(filepath.Join(dir, "verdict.json"), marshal(v))
 }
 
-// finish writes a finished run's report.md, report.json and report.sarif.
+// finish writes a finished run's report files: report.md, report.json and
+// report.sarif (each format with a File). All are rendered before any is
+// written.
 func (a *App) finish(proj Project, r *loop.Run) error {
 	rep := a.Report(proj, r)
 	dir := proj.runDir(r.ID)
-	sarif, err := rep.SARIF(whetstone.Version)
-	if err != nil {
-		return err
+	files := map[string][]byte{}
+	for _, f := range runreport.Formats {
+		if f.File == "" {
+			continue
+		}
+		data, err := f.Render(rep, whetstone.Version)
+		if err != nil {
+			return err
+		}
+		files[f.File] = data
 	}
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{"report.json", rep.JSON()}, {"report.md", []byte(rep.Markdown())}, {"report.sarif", sarif}} {
-		if err := writeFile(filepath.Join(dir, f.name), f.data); err != nil {
+	for name, data := range files {
+		if err := writeFile(filepath.Join(dir, name), data); err != nil {
 			return err
 		}
 	}
@@ -197,22 +203,13 @@ func (p Project) code(r *loop.Run, c scope.Context) runreport.Code {
 	return code
 }
 
-// Formats are the formats `whetstone report` prints.
-var Formats = []string{"md", "json", "sarif", "rdjson"}
-
-// RenderReport renders a run's report in one of Formats.
+// RenderReport renders a run's report in one of runreport.Formats.
 func (a *App) RenderReport(proj Project, r *loop.Run, format string) ([]byte, *runreport.Report, error) {
-	rep := a.Report(proj, r)
-	switch format {
-	case "md":
-		return []byte(rep.Markdown()), rep, nil
-	case "json":
-		return rep.JSON(), rep, nil
-	case "sarif":
-		data, err := rep.SARIF(whetstone.Version)
-		return data, rep, err
-	case "rdjson":
-		return rep.RDJSON(), rep, nil
+	f, ok := runreport.FormatNamed(format)
+	if !ok {
+		return nil, nil, fmt.Errorf("unknown report format %q", format)
 	}
-	return nil, nil, fmt.Errorf("unknown report format %q", format)
+	rep := a.Report(proj, r)
+	data, err := f.Render(rep, whetstone.Version)
+	return data, rep, err
 }

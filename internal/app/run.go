@@ -223,7 +223,7 @@ func (a *App) create(proj Project, session, previous string, s loop.Settings, ro
 	}
 	r.Verify = scope.Detected(change.Verify)
 	a.baseline(proj, r)
-	if _, err := proj.saveCold(r); err != nil {
+	if _, err := proj.saveCold(r, a.Now()); err != nil {
 		return nil, err
 	}
 	data, err := r.Encode(a.Now())

@@ -164,7 +164,7 @@ func (s Status) findings(p painter) string {
 	var parts []string
 	for i, n := range []int{s.Open.Critical, s.Open.High, s.Open.Medium, s.Open.Low, s.Open.Info} {
 		if n > 0 {
-			part := fmt.Sprintf("%d %s", n, loop.Severities[i])
+			part := fmt.Sprintf("%d %s", n, review.Severities[i])
 			if i < 2 {
 				part = p.red(part)
 			}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,35 +20,48 @@ func globalFlag() *urfave.BoolFlag {
 	return &urfave.BoolFlag{Name: "global", Usage: "the user's config directory (" + strings.Join(dirs, ", ") + ") instead of the project's"}
 }
 
-// installTarget is the client and config directory `install <client>`
-// and `uninstall <client>` work on.
-func installTarget(c *urfave.Context, verb string) (client.Installer, string, error) {
-	global, name := isGlobal(c), ""
-	// urfave stops parsing flags at the first argument: --global may
-	// follow the client's name.
+// installOptions are the flags and argument of install and uninstall.
+type installOptions struct {
+	client string // a client's name, or what was given instead
+	global bool
+}
+
+// bindInstall reads install's and uninstall's arguments: urfave stops
+// parsing flags at the first argument, so --global may follow the
+// client's name.
+func bindInstall(c *urfave.Context) installOptions {
+	opts := installOptions{global: c.Bool("global")}
 	for _, a := range c.Args().Slice() {
 		switch {
 		case a == "--global" || a == "-global":
-		case name == "":
-			name = a
+			opts.global = true
+		case opts.client == "":
+			opts.client = a
 		default:
-			name = "?"
+			opts.client = "?"
 		}
 	}
+	return opts
+}
+
+// installTarget is the client and config directory `install <client>`
+// and `uninstall <client>` work on.
+func installTarget(d deps, opts installOptions, verb string) (client.Installer, string, error) {
 	var names, others []string
 	for _, cl := range client.All() {
-		if in, ok := cl.(client.Installer); ok {
-			names = append(names, in.Name())
-			if in.Name() == name {
-				cwd, err := os.Getwd()
-				if err != nil {
-					return nil, "", err
-				}
-				dir, err := in.ConfigDir(app.FindRoot(cwd), global, os.Getenv)
-				return in, dir, err
-			}
-		} else {
+		in, ok := cl.(client.Installer)
+		if !ok {
 			others = append(others, cl.Title()+" loads the plugin directory itself")
+			continue
+		}
+		names = append(names, in.Name())
+		if in.Name() == opts.client {
+			cwd, err := d.app.Getwd()
+			if err != nil {
+				return nil, "", err
+			}
+			dir, err := in.ConfigDir(app.FindRoot(cwd), opts.global, d.app.Getenv)
+			return in, dir, err
 		}
 	}
 	why := fmt.Sprintf("the clients this applies to: %s", strings.Join(names, ", "))
@@ -57,17 +69,6 @@ func installTarget(c *urfave.Context, verb string) (client.Installer, string, er
 		why += "; " + strings.Join(others, "; ")
 	}
 	return nil, "", exitError{2, fmt.Errorf("%s: want `%s %s [--global]` (%s)", verb, verb, strings.Join(names, "|"), why)}
-}
-
-// isGlobal reports whether --global was given, before or after the
-// client's name.
-func isGlobal(c *urfave.Context) bool {
-	for _, a := range c.Args().Slice() {
-		if a == "--global" || a == "-global" {
-			return true
-		}
-	}
-	return c.Bool("global")
 }
 
 // clientNames lists the installable clients for a command's usage.
@@ -79,60 +80,68 @@ func clientNames() string {
 	return strings.Join(names, "|")
 }
 
-func installCommand(stdout io.Writer) *urfave.Command {
+func newInstallCommand(d deps) *urfave.Command {
 	return &urfave.Command{
 		Name:      "install",
 		Usage:     "install whetstone's plugin, agents, review command and skill into a client's config directory in the project (or --global)",
 		ArgsUsage: clientNames(),
 		Flags:     []urfave.Flag{globalFlag()},
 		Action: func(c *urfave.Context) error {
-			in, dir, err := installTarget(c, "install")
-			if err != nil {
-				return err
-			}
-			bin, err := os.Executable()
-			if err == nil {
-				bin, err = filepath.EvalSymlinks(bin)
-			}
-			if err != nil {
-				return fmt.Errorf("install: cannot tell where this whetstone binary is: %w", err)
-			}
-			written, err := in.Install(dir, bin)
-			for _, p := range written {
-				fmt.Fprintln(stdout, "wrote", p)
-			}
-			if err != nil {
-				return fmt.Errorf("install: %w", err)
-			}
-			fmt.Fprintf(stdout, "whetstone is installed for %s in %s; the plugin runs %s. Type %s in %s; `whetstone uninstall %s%s` removes exactly these files.\n",
-				in.Title(), dir, bin, in.ReviewCommand(), in.Title(), in.Name(), map[bool]string{true: " --global"}[isGlobal(c)])
-			return nil
+			return runInstall(d, bindInstall(c))
 		},
 	}
 }
 
-func uninstallCommand(stdout io.Writer) *urfave.Command {
+func runInstall(d deps, opts installOptions) error {
+	in, dir, err := installTarget(d, opts, "install")
+	if err != nil {
+		return err
+	}
+	bin, err := os.Executable()
+	if err == nil {
+		bin, err = filepath.EvalSymlinks(bin)
+	}
+	if err != nil {
+		return fmt.Errorf("install: cannot tell where this whetstone binary is: %w", err)
+	}
+	written, err := in.Install(dir, bin)
+	for _, p := range written {
+		fmt.Fprintln(d.stdout, "wrote", p)
+	}
+	if err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	fmt.Fprintf(d.stdout, "whetstone is installed for %s in %s; the plugin runs %s. Type %s in %s; `whetstone uninstall %s%s` removes exactly these files.\n",
+		in.Title(), dir, bin, in.ReviewCommand(), in.Title(), in.Name(), map[bool]string{true: " --global"}[opts.global])
+	return nil
+}
+
+func newUninstallCommand(d deps) *urfave.Command {
 	return &urfave.Command{
 		Name:      "uninstall",
 		Usage:     "remove exactly what `whetstone install` wrote (or --global)",
 		ArgsUsage: clientNames(),
 		Flags:     []urfave.Flag{globalFlag()},
 		Action: func(c *urfave.Context) error {
-			in, dir, err := installTarget(c, "uninstall")
-			if err != nil {
-				return err
-			}
-			removed, kept, err := in.Uninstall(dir)
-			for _, p := range removed {
-				fmt.Fprintln(stdout, "removed", p)
-			}
-			for _, p := range kept {
-				fmt.Fprintln(stdout, "kept", p, "(changed since whetstone wrote it)")
-			}
-			if err != nil {
-				return fmt.Errorf("uninstall: %w", err)
-			}
-			return nil
+			return runUninstall(d, bindInstall(c))
 		},
 	}
+}
+
+func runUninstall(d deps, opts installOptions) error {
+	in, dir, err := installTarget(d, opts, "uninstall")
+	if err != nil {
+		return err
+	}
+	removed, kept, err := in.Uninstall(dir)
+	for _, p := range removed {
+		fmt.Fprintln(d.stdout, "removed", p)
+	}
+	for _, p := range kept {
+		fmt.Fprintln(d.stdout, "kept", p, "(changed since whetstone wrote it)")
+	}
+	if err != nil {
+		return fmt.Errorf("uninstall: %w", err)
+	}
+	return nil
 }

@@ -177,7 +177,7 @@ func Install(dir string, l Layout, files map[string][]byte, binary string) ([]st
 				m.Dirs = append(m.Dirs, d)
 			}
 		}
-		if err := writeAtomic(p, files[rel]); err != nil {
+		if err := safeio.WriteAtomic(p, files[rel], safeio.WriteOptions{}); err != nil {
 			return written, err
 		}
 		m.Files[rel] = digest(files[rel])
@@ -191,7 +191,7 @@ func Install(dir string, l Layout, files map[string][]byte, binary string) ([]st
 		}
 	}
 	raw, _ := json.MarshalIndent(m, "", "  ")
-	if err := writeAtomic(filepath.Join(dir, ManifestName), append(raw, '\n')); err != nil {
+	if err := safeio.WriteAtomic(filepath.Join(dir, ManifestName), append(raw, '\n'), safeio.WriteOptions{}); err != nil {
 		return written, err
 	}
 	return append(written, filepath.Join(dir, ManifestName)), nil
@@ -329,28 +329,6 @@ func noSymlinks(dir string, rels []string) error {
 		if want := filepath.Join(real, filepath.FromSlash(rel)); got != want {
 			return fmt.Errorf("%s leads to %s, not %s; whetstone writes or removes nothing through a symlink", p, got, want)
 		}
-	}
-	return nil
-}
-
-func writeAtomic(p string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".whetstone-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), p)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil
 }

@@ -220,15 +220,12 @@ func (r *Run) FindingsLine() string {
 	return fmt.Sprintf("Findings: %d raised in %s; open: %s.", r.Digest.LastID, rounds, open)
 }
 
-// Severities are the finding severities, most severe first.
-var Severities = []string{"critical", "high", "medium", "low", "info"}
-
 // OpenLine lists the open findings by severity and how many block
 // ("2 high, 1 low; 2 blocking"), or "" when none is open.
 func (r *Run) OpenLine() string {
 	c := r.Counts()
 	var parts []string
-	for _, s := range Severities {
+	for _, s := range review.Severities {
 		if c[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
 		}

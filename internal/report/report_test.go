@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 	"time"
 	"unicode"
 
@@ -662,5 +664,33 @@ func TestRenderedTextIsInert(t *testing.T) {
 		if outside := code.ReplaceAllString(got, ""); strings.Contains(outside, "@octocat") || strings.Contains(outside, "@org/team") {
 			t.Errorf("%s renders a mention outside code:\n%s", name, got)
 		}
+	}
+}
+
+// TestFormats: every format of the registry renders the report, each as its
+// own method does, and the ones a finished run keeps are valid as files.
+func TestFormats(t *testing.T) {
+	rep := hostileReport(t)
+	if diff := cmp.Diff([]string{"md", "json", "sarif", "rdjson"}, report.FormatNames()); diff != "" {
+		t.Errorf("formats (-want +got):\n%s", diff)
+	}
+	want := map[string][]byte{"md": []byte(rep.Markdown()), "json": rep.JSON(), "sarif": must(rep.SARIF("1.2.3")), "rdjson": rep.RDJSON()}
+	for _, f := range report.Formats {
+		got, err := f.Render(rep, "1.2.3")
+		if err != nil || !bytes.Equal(got, want[f.Name]) {
+			t.Errorf("%s: rendered differently from its method (err %v)", f.Name, err)
+		}
+	}
+	for _, name := range []string{"md", "json"} {
+		f, ok := report.FormatNamed(name)
+		if !ok {
+			t.Fatalf("no format %s", name)
+		}
+		if _, ok, err := report.ValidateFile(must(f.Render(rep, "1.2.3")), rep.JSON()); !ok || err != nil {
+			t.Errorf("%s as %s: ok %v, err %v", name, f.File, ok, err)
+		}
+	}
+	if _, ok := report.FormatNamed("html"); ok {
+		t.Error("an unknown format was found")
 	}
 }

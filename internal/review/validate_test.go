@@ -3,6 +3,7 @@ package review
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -183,4 +184,20 @@ func TestValidateRefusesDisguisedText(t *testing.T) {
 			t.Errorf("problems (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// BenchmarkValidateReview times what the concluding hook pays to check one
+// reviewer report of 10 findings (docs/design.md: why it is not a JSON
+// Schema).
+func BenchmarkValidateReview(b *testing.B) {
+	var fs []string
+	for i := range 10 {
+		fs = append(fs, fmt.Sprintf(`{"severity":"high","confidence":90,"category":"correctness","file":"a.go","line":%d,"title":"t %d","description":"d"}`, i+1, i))
+	}
+	raw := []byte(`{"schema":"whetstone.review/v1","reviewer":"critic","verdict":"issues_found","findings":[` + strings.Join(fs, ",") + `]}`)
+	for b.Loop() {
+		if _, ps := ValidateReview(raw, Expect{Reviewer: "critic"}); ps != nil {
+			b.Fatal(ps)
+		}
+	}
 }

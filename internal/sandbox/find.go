@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/safeio"
 )
 
 // probeTimeout bounds the one probe run; bwrap usually starts in ~10 ms.
@@ -159,15 +161,7 @@ func writeVerdict(path, key string, perr error) {
 	if perr != nil {
 		body = key + "fail " + strings.ReplaceAll(perr.Error(), "\n", " ") + "\n"
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), cacheName+".*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.WriteString(body)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-	}
+	_ = safeio.WriteAtomic(path, []byte(body), safeio.WriteOptions{Perm: 0o600})
 }
 
 // probeScript is what the probe runs inside the sandbox: it must be able to

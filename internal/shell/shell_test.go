@@ -374,10 +374,18 @@ func TestCheckWithoutRoot(t *testing.T) {
 	}
 }
 
+// TestANSIC: $'…' decodes as bash 5.2 does (the wants are bash's bytes,
+// `printf %s $'…' | od -tx1`), the value ending at a NUL. The one place it
+// differs: an escape naming no Unicode character (\uD800, \U110000) gives
+// U+FFFD, where bash writes the invalid bytes; no program is named so.
 func TestANSIC(t *testing.T) {
 	for in, want := range map[string]string{
 		`\x72\x6d`: "rm", `\164ouch`: "touch", `\u0074`: "t", `\U0001F600`: "😀", `a\nb`: "a\nb",
 		`\'`: "'", `a\0b`: "a", `\cA`: "\x01", `\q`: `\q`, `\x`: `\x`, `\e`: "\x1b",
+		`\x41\x4g\xZ`: "A\x04g\\xZ", `\u00e9\u`: "é\\u", `\0101`: "\x081", `\101\1012`: "AA2", `\777`: "\xff",
+		`\cA\ca\c[`: "\x01\x01\x1b", `\c`: `\c`, `a\x00b`: "a", `\e\E\a\b\f\n\r\t\v`: "\x1b\x1b\a\b\f\n\r\t\v",
+		`\\\'\"\?`: `\'"?`, `x\`: `x\`, `\cé`: "\x03\xa9", `\\c`: `\c`, `\\\cA`: "\\\x01", `\uD800x`: "\uFFFDx", `\U110000y`: "\uFFFDy",
+		`100%`: "100%", `%s%%\%%d`: `%s%%\%%d`, `%\x41%`: "%A%", `\cA%`: "\x01%",
 	} {
 		if got := ansiC(in); got != want {
 			t.Errorf("ansiC(%q) = %q; want %q", in, got, want)

@@ -2,9 +2,7 @@ package shell
 
 import (
 	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -313,81 +311,38 @@ func unescapeDouble(s string) string {
 }
 
 // ansiC decodes the escapes of a $'…' string as bash does; the value ends at
-// a NUL.
+// a NUL. expand.Format decodes every escape but \cX (a control character in
+// $'…', where printf stops its output), and reads % as a conversion, so the
+// string is cut at those.
 func ansiC(s string) string {
 	var b strings.Builder
+	from := 0
 	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		i++
-		switch ch := s[i]; ch {
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'e', 'E':
-			b.WriteByte(0x1b)
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		case '\\', '\'', '"', '?':
-			b.WriteByte(ch)
-		case 'c':
-			if i+1 < len(s) {
-				i++
-				b.WriteByte(s[i] & 0x1f)
-			}
-		case 'x', 'u', 'U':
-			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[ch]
-			j := i + 1
-			for j < len(s) && j-i-1 < n && isHex(s[j]) {
-				j++
-			}
-			if j == i+1 {
-				b.WriteByte('\\')
-				b.WriteByte(ch)
-				continue
-			}
-			v, _ := strconv.ParseUint(s[i+1:j], 16, 32)
-			if ch == 'x' {
-				b.WriteByte(byte(v))
-			} else if utf8.ValidRune(rune(v)) {
-				b.WriteRune(rune(v))
-			}
-			i = j - 1
+		switch {
+		case s[i] == '%':
+			formatInto(&b, s[from:i])
+			b.WriteByte('%')
+			from = i + 1
+		case s[i] != '\\' || i+1 == len(s):
+		case s[i+1] != 'c' || i+2 == len(s):
+			i++ // the escaped character starts nothing
 		default:
-			if '0' <= ch && ch <= '7' {
-				j := i
-				for j < len(s) && j-i < 3 && '0' <= s[j] && s[j] <= '7' {
-					j++
-				}
-				v, _ := strconv.ParseUint(s[i:j], 8, 16)
-				b.WriteByte(byte(v))
-				i = j - 1
-				continue
-			}
-			b.WriteByte('\\')
-			b.WriteByte(ch)
+			formatInto(&b, s[from:i])
+			b.WriteByte(s[i+2] & 0x1f)
+			i += 2
+			from = i + 1
 		}
 	}
-	out := b.String()
-	if k := strings.IndexByte(out, 0); k >= 0 {
-		out = out[:k]
-	}
+	formatInto(&b, s[from:])
+	out, _, _ := strings.Cut(b.String(), "\x00")
 	return out
 }
 
-func isHex(b byte) bool {
-	return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
+// formatInto writes s with its backslash escapes decoded. With no
+// arguments, expand.Format has no conversions to fail on.
+func formatInto(b *strings.Builder, s string) {
+	v, _, _ := expand.Format(nil, s, nil)
+	b.WriteString(v)
 }
 
 // noDashOutput reports whether a command substitution only prints commit

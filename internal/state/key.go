@@ -131,6 +131,6 @@ func createKey(path string) error {
 	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create whetstone's key %s: %w", path, err)
 	}
-	syncDir(dir)
+	safeio.SyncDir(dir)
 	return nil
 }

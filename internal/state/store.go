@@ -268,49 +268,10 @@ func WriteOwn(root, path string, data []byte) error {
 	return WriteFile(path, data)
 }
 
-func replace(path string, data []byte, create func(dir string) (*os.File, error), durable bool) (err error) {
+func replace(path string, data []byte, create func(dir string) (*os.File, error), durable bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	f, err := create(dir)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if durable {
-		if err = f.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", path, err)
-		}
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	if durable {
-		syncDir(dir)
-	}
-	return nil
-}
-
-// syncDir makes a rename or link in dir durable; where directories cannot
-// be opened or synced (Windows), the rename is as durable as it gets.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
+	return safeio.WriteAtomic(path, data, safeio.WriteOptions{Durable: durable, Temp: create})
 }

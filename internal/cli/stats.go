@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	urfave "github.com/urfave/cli/v2"
+	"github.com/whetstone-dev/whetstone/internal/app"
+)
+
+type statsOptions struct {
+	json  bool
+	since string
+}
+
+func newStatsCommand(d deps) *urfave.Command {
+	return &urfave.Command{
+		Name:      "stats",
+		Usage:     "summarise every run of the project: verdicts, rounds, findings, rates, time, tokens",
+		UsageText: "whetstone stats [--json] [--since DATE]",
+		Flags: []urfave.Flag{&urfave.BoolFlag{Name: "json", Usage: "print the stats object (docs/cli.md)"},
+			&urfave.StringFlag{Name: "since", Usage: "only runs created on or after DATE (2026-11-01, or RFC 3339)"}},
+		Action: func(c *urfave.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			return runStats(d, statsOptions{json: c.Bool("json"), since: c.String("since")})
+		},
+	}
+}
+
+func runStats(d deps, opts statsOptions) error {
+	var since time.Time
+	if opts.since != "" {
+		t, err := app.ParseSince(opts.since, d.app.Now())
+		if err != nil {
+			return usageErr("--since: %v", err)
+		}
+		since = t
+	}
+	wd, err := d.app.Getwd()
+	if err != nil {
+		return err
+	}
+	proj, err := d.app.Open(wd)
+	if err != nil {
+		return err
+	}
+	st, unreadable, err := d.app.Stats(proj, since)
+	if err != nil {
+		return err
+	}
+	for _, u := range unreadable {
+		fmt.Fprintf(d.stderr, "whetstone: %v\n", u)
+	}
+	if opts.json {
+		_, err := d.stdout.Write(marshalIndent(st))
+		return err
+	}
+	_, err = io.WriteString(d.stdout, st.Text(colour(d.stdout)))
+	return err
+}
