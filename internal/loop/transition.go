@@ -51,13 +51,13 @@ type Rule string
 
 // The rows' names.
 const (
-	NoRule            Rule = ""         // no row fired: the event changed nothing
-	RuleAborted       Rule = Aborted    // stop: the user aborted
-	RuleError         Rule = Error      // stop: the run cannot go on
-	RuleBudget        Rule = Budget     // stop: the time or token budget is spent
-	RuleNoProgress    Rule = NoProgress // stop: the orchestrator keeps ending its turn
-	RuleStalled       Rule = Stalled    // stop: the same blocking findings after a fix
-	RuleMaxIterations Rule = MaxIterations
+	NoRule            Rule = ""               // no row fired: the event changed nothing
+	RuleAborted       Rule = Aborted          // stop: the user aborted
+	RuleError         Rule = Error            // stop: the run cannot go on
+	RuleBudget        Rule = Budget           // stop: the time or token budget is spent
+	RuleNoProgress    Rule = NoProgress       // stop: the orchestrator keeps ending its turn
+	RuleStalled       Rule = Stalled          // stop: the same blocking findings after a fix
+	RuleMaxIterations Rule = MaxIterations    // stop: blocking findings on the last allowed iteration
 	Remind            Rule = "remind"         // block the orchestrator's Stop and tell it again
 	Converged         Rule = "converged"      // done: clean, with enough clean passes
 	Confirm           Rule = "confirm"        // clean: a confirmation pass
