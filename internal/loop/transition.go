@@ -306,14 +306,17 @@ func (r *Run) fire(w row, e *Event, o outcome) {
 	switch w.next {
 	case anyPhase:
 		return
-	case Done:
-		r.Verdict = r.judge()
-		note = "converged: " + r.Verdict
-	case Stopped:
-		r.StopReason, r.Verdict = string(w.rule), ""
+	case Done, Stopped:
+		r.Verdict = ""
 		if w.effects&Judge != 0 {
 			r.Verdict = r.judge()
 		}
+	}
+	switch w.next {
+	case Done:
+		note = "converged: " + r.Verdict
+	case Stopped:
+		r.StopReason = string(w.rule)
 		if note != "" && w.rule == RuleError {
 			r.Error = note
 		}
