@@ -203,3 +203,27 @@ func BenchmarkConcludeReview(b *testing.B) {
 		b.Fatalf("after the last report the run is in %q, want fix", s.Phase)
 	}
 }
+
+// BenchmarkDispatchGate is the orchestrator dispatching a reviewer the
+// phase expects, with the prompt whetstone issued, in a run with a time
+// budget: the hook checks the budget (tick) and allows the dispatch, both
+// read from state.json without decoding it.
+func BenchmarkDispatchGate(b *testing.B) {
+	a := benchApp()
+	session := "0dis0000-0000-4000-8000-000000000000"
+	dir := newProject(b, filepath.Join(b.TempDir(), "project"))
+	if err := os.WriteFile(filepath.Join(dir, "whetstone.json"), []byte(`{"pre_existing_blocks": true, "budget": {"minutes": 600}}`+"\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Chdir(dir)
+	if out := runHook(b, a, "user-prompt-submit", startPayload(b, session, dir)); !strings.Contains(string(out), "WHETSTONE-DISPATCH") {
+		b.Fatalf("no run started: %s", out)
+	}
+	data := dispatchPayload(b, session, dir, app.Project{Root: dir}.RunOf(session), "critic")
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := runHook(b, a, "pre-tool-use", data); out != nil {
+			b.Fatalf("an expected dispatch was answered: %s", out)
+		}
+	}
+}

@@ -337,11 +337,11 @@ func (a *App) errorRun(st state.Store, id string, old []byte, why string, now ti
 			}
 		}
 	}
-	r := &loop.Run{Version: loop.Version, ID: id, Phase: loop.Review, Created: now, Agents: map[string]*loop.Agent{}}
-	if found, err := loop.Decode(old); err == nil && found.ID == id {
-		r.Session, r.Iteration, r.Settings, r.Roster, r.Created = found.Session, found.Iteration, found.Settings, found.Roster, found.Created
+	found, err := loop.Decode(old)
+	if err != nil {
+		found = nil
 	}
-	r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: why + "; what was found is kept as state.json.unverified-*"})
+	r, _ := loop.Unverified(id, found, why+"; what was found is kept as state.json.unverified-*", now)
 	return r
 }
 
@@ -350,18 +350,18 @@ func (a *App) errorRun(st state.Store, id string, old []byte, why string, now ti
 // phase, settings and creation time.
 func (a *App) tick(proj Project, id string, body []byte) bool {
 	minutes := gjson.GetBytes(body, "settings.budget_minutes").Int()
-	if phase := loop.Phase(gjson.GetBytes(body, "phase").String()); minutes <= 0 || phase == loop.Done || phase == loop.Stopped {
+	if phase := loop.Phase(gjson.GetBytes(body, "phase").String()); minutes <= 0 || phase.Ended() {
 		return false
 	}
-	created := gjson.GetBytes(body, "created").Time()
-	if a.Now().Sub(created) < time.Duration(minutes)*time.Minute {
+	if !loop.TimeSpent(int(minutes), gjson.GetBytes(body, "created").Time(), a.Now()) {
 		return false
 	}
 	_, err := a.Update(proj, id, func(r *loop.Run) error {
-		if r.Apply(&loop.Event{Kind: loop.Tick, Now: a.Now()}) == "" {
+		out, err := a.apply(proj, r, &loop.Event{Kind: loop.Tick, Now: a.Now()}, nil)
+		if !out.Fired() {
 			return errUnchanged
 		}
-		return a.finish(proj, r)
+		return err
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
 		fmt.Fprintf(a.Log, "run %s: budget check: %v\n", id, err)
@@ -467,29 +467,21 @@ func (a *App) dispatchGate(p hook.Payload, body []byte) (*hook.Response, error) 
 	return nil, nil
 }
 
-// mayDispatch is loop.Run.Dispatch's allow case read from the state's JSON
-// without decoding it: the run is active, its phase expects the agent, the
-// agent has neither reported nor failed, and the prompt is the one
-// whetstone issued. Anything else goes to Dispatch itself, for the decision
-// and the reason.
+// mayDispatch is loop.MayDispatch, the rule Dispatch applies, over the
+// state's JSON read without decoding it. Anything it refuses goes to
+// Dispatch itself, for the decision and the reason.
 func mayDispatch(body []byte, name, prompt string) bool {
 	for _, c := range name { // a gjson path and query hold it unquoted
 		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 			return false
 		}
 	}
-	switch loop.Phase(gjson.GetBytes(body, "phase").String()) {
-	case loop.Done, loop.Stopped, "":
-		return false
-	}
-	switch gjson.GetBytes(body, "agents."+name+".status").String() {
-	case loop.Reported, loop.Failed:
-		return false
-	}
-	if !gjson.GetBytes(body, `expected.#(=="`+name+`")`).Exists() {
-		return false
-	}
-	return strings.TrimSpace(prompt) == loop.JobLine(gjson.GetBytes(body, "run_id").String(), int(gjson.GetBytes(body, "iteration").Int()), name)
+	return loop.MayDispatch(loop.Phase(gjson.GetBytes(body, "phase").String()),
+		gjson.GetBytes(body, `expected.#(=="`+name+`")`).Exists(),
+		gjson.GetBytes(body, "agents."+name+".status").String(), prompt,
+		func() string {
+			return loop.JobLine(gjson.GetBytes(body, "run_id").String(), int(gjson.GetBytes(body, "iteration").Int()), name)
+		}) == loop.Allowed
 }
 
 // stopBlockLimit is how many consecutive Stop blocks whetstone issues before
@@ -519,7 +511,7 @@ func (a *App) stop(proj Project, id string, p hook.Payload, body []byte) (*hook.
 	// written durably. The decoded copy tells which, under no lock: note
 	// itself falls back to Update if the state moved in between.
 	update := a.note
-	if r.Active() && r.Apply(&loop.Event{Kind: loop.Idle, Now: a.Now(), Limit: a.stopBlockLimit()}) != "remind" {
+	if r.Active() && !r.Apply(&loop.Event{Kind: loop.Idle, Now: a.Now(), Limit: a.stopBlockLimit()}).Has(loop.CountBlock) {
 		update = a.Update
 	}
 	var resp *hook.Response
@@ -530,12 +522,13 @@ func (a *App) stop(proj Project, id string, p hook.Payload, body []byte) (*hook.
 			if waiting(r, p.Background) {
 				return errUnchanged
 			}
-			if r.Apply(&loop.Event{Kind: loop.Idle, Now: now, Limit: a.stopBlockLimit()}) == "remind" {
+			out, err := a.apply(proj, r, &loop.Event{Kind: loop.Idle, Now: now, Limit: a.stopBlockLimit()}, nil)
+			if err != nil {
+				return err
+			}
+			if out.Has(loop.CountBlock) {
 				resp = hook.Block(r.Instructions(clientOf(p)))
 				return nil
-			}
-			if err := a.finish(proj, r); err != nil {
-				return err
 			}
 		}
 		if r.Announced {

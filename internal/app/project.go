@@ -473,8 +473,8 @@ func (a *App) Abort(p Project, id string) (*loop.Run, error) {
 		if !r.Active() {
 			return fmt.Errorf("run %s is already finished", id)
 		}
-		r.Apply(&loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "from the command line"})
-		return a.finish(p, r)
+		_, err := a.apply(p, r, &loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "from the command line"}, nil)
+		return err
 	})
 	if errors.Is(err, state.ErrTampered) {
 		a.fail(p, id, err)

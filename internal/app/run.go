@@ -93,9 +93,9 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 				return nil, nil
 			case err == nil && r.Active():
 				if _, err := a.Update(proj, id, func(r *loop.Run) error {
-					r.Apply(&loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "restarted with --restart"})
 					r.Announced = true
-					return a.finish(proj, r)
+					_, err := a.apply(proj, r, &loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "restarted with --restart"}, nil)
+					return err
 				}); err != nil {
 					return nil, err
 				}
@@ -293,11 +293,12 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	return data, err
 }
 
-// nextRound prepares a new review iteration after the fixer (or a clean
-// round) finished: the working tree is snapshotted, and the new diff, the
-// fix's delta and the context are written. A change that can no longer be
-// computed stops the run as error; reviewing a stale diff would be worse.
-func (a *App) nextRound(proj Project, r *loop.Run) {
+// nextRound prepares the review iteration a row started (loop.StartRound):
+// the working tree is snapshotted, and the new diff, the fix's delta and
+// the context are written; after a fix (loop.Focus) the round is narrowed
+// to what fix.patch holds. A change that can no longer be computed is an
+// error, which stops the run; reviewing a stale diff would be worse.
+func (a *App) nextRound(proj Project, r *loop.Run, focus bool) error {
 	dir := proj.runDir(r.ID)
 	prev, err := loadContext(dir)
 	if err == nil {
@@ -314,24 +315,29 @@ func (a *App) nextRound(proj Project, r *loop.Run) {
 				fmt.Fprintf(a.Log, "run %s: the files of iteration %d's fix.patch: %v\n", r.ID, next.Iteration, perr)
 			}
 			r.Edited = slices.Compact(slices.Sorted(slices.Values(append(r.Edited, edited...))))
-			// After a fix, only the reviewers with something to look at
-			// review again (loop.Run.FocusOn); an unreadable fix.patch
-			// keeps the whole roster.
-			globs := map[string][]string{}
-			if file, cerr := config.Load(proj.Root); cerr == nil {
-				globs = file.Specialists
-			}
-			if lenses, lerr := scope.FixLenses(fix, next, globs); lerr != nil {
-				fmt.Fprintf(a.Log, "run %s: the lenses of iteration %d's fix.patch: %v; every reviewer reviews again\n", r.ID, next.Iteration, lerr)
-			} else {
-				r.FocusOn(lenses)
+			if focus {
+				a.focus(proj, r, fix, next)
 			}
 			r.Verify = scope.Detected(next.Verify)
 		}
 	}
-	if err != nil {
-		r.Apply(&loop.Event{Kind: loop.Fail, Now: a.Now(), Detail: fmt.Sprintf("could not compute the change for iteration %d: %v", r.Iteration, err)})
+	return err
+}
+
+// focus narrows the round after a fix to the reviewers with something to
+// look at (loop.Run.FocusOn); an unreadable fix.patch keeps the whole
+// roster.
+func (a *App) focus(proj Project, r *loop.Run, fix []byte, next scope.Context) {
+	globs := map[string][]string{}
+	if file, err := config.Load(proj.Root); err == nil {
+		globs = file.Specialists
 	}
+	lenses, err := scope.FixLenses(fix, next, globs)
+	if err != nil {
+		fmt.Fprintf(a.Log, "run %s: the lenses of iteration %d's fix.patch: %v; every reviewer reviews again\n", r.ID, next.Iteration, err)
+		return
+	}
+	r.FocusOn(lenses)
 }
 
 // roundDiff is what a review round's merge needs from the change: which
@@ -506,65 +512,87 @@ func (a *App) readReports(proj Project, r *loop.Run, last *report) ([]review.Rep
 	return reports, errors.Join(errs...)
 }
 
-// conclude moves a complete phase on and writes what the transition
-// produced. A read-only phase's work tree is compared with the one recorded
-// when it began; the fix phase's refs and HEAD are.
+// conclude moves a complete phase on: a read-only phase's work tree is
+// compared with the one recorded when it began (the fix phase's refs and
+// HEAD are), the phase's event is fed to the run, and the row that fired
+// is carried out (apply).
 func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) error {
-	dir := filepath.Join(proj.runDir(r.ID), fmt.Sprintf("iter-%d", r.Iteration))
 	if err := proj.LoadCold(r); err != nil {
-		r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("the run's ledger cannot be read (%v)", err)})
-		return a.finish(proj, r)
+		_, err := a.apply(proj, r, &loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("the run's ledger cannot be read (%v)", err)}, nil)
+		return err
 	}
-	iteration, phase := r.Iteration, r.Phase
-	current, tampered := a.compare(proj, r)
+	end := &ended{dir: filepath.Join(proj.runDir(r.ID), fmt.Sprintf("iter-%d", r.Iteration)), iteration: r.Iteration}
+	end.current, end.tampered = a.compare(proj, r)
 	e := &loop.Event{Now: now}
 	switch r.Phase {
 	case loop.Review:
-		trace := traceRound(r)
+		end.trace = traceRound(r)
 		reports, err := a.readReports(proj, r, last)
 		if errors.Is(err, state.ErrTampered) {
-			r.Apply(&loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("a stored report changed outside whetstone (%v)", err)})
-			return a.finish(proj, r)
+			_, err := a.apply(proj, r, &loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("a stored report changed outside whetstone (%v)", err)}, nil)
+			return err
 		}
 		if err != nil {
 			return err
 		}
-		e.Kind, e.Reports, e.Diff = loop.ReviewDone, reports, roundDiff(proj.runDir(r.ID), iteration, a.Log)
-		rule := r.Apply(e)
-		if err := a.writeVerdict(dir, r, iteration, trace.statuses, e, rule, tampered); err != nil {
-			return err
-		}
-		a.audit(proj, r, trace, e, rule, now)
+		e.Kind, e.Reports, e.Diff = loop.ReviewDone, reports, roundDiff(proj.runDir(r.ID), end.iteration, a.Log)
 	case loop.Validate:
 		e.Kind = loop.ValidationDone
 		if last != nil {
 			e.Validation = last.check
 		}
-		r.Apply(e)
 	case loop.Fix:
 		e.Kind = loop.FixDone
 		if last != nil {
 			e.Fix = last.fix
 		}
-		r.Apply(e)
 	}
-	if r.Phase == loop.Review && r.Iteration != iteration {
-		a.nextRound(proj, r)
+	_, err := a.apply(proj, r, e, end)
+	return err
+}
+
+// ended is what the hook that concluded a phase knows of it: the
+// iteration's directory, the round's trace, and the project as compared
+// with the phase's baseline.
+type ended struct {
+	dir       string
+	iteration int
+	trace     roundTrace
+	current   *scope.Snapshot // nil when it could not be compared
+	tampered  []scope.Change
+}
+
+// apply feeds one event to the run and carries out the effects of the row
+// that fired, in the order loop.Effect lists them; end is the phase that
+// just concluded, nil for an event outside a conclusion. Whatever the
+// run's own effects are, Apply did them; this does what touches the
+// project. A new round whose change cannot be computed stops the run as
+// error, and that row is carried out in turn.
+func (a *App) apply(proj Project, r *loop.Run, e *loop.Event, end *ended) (loop.Outcome, error) {
+	out := r.Apply(e)
+	if out.Has(loop.WriteVerdict) && end != nil {
+		if err := a.writeVerdict(end.dir, r, end.iteration, end.trace.statuses, e, string(out.Rule), end.tampered); err != nil {
+			return out, err
+		}
+		a.audit(proj, r, end.trace, e, string(out.Rule), e.Now)
 	}
-	if !r.Active() {
-		return a.finish(proj, r)
-	}
-	if r.Phase != phase || r.Iteration != iteration {
-		// The state just compared is the next phase's baseline, unless the
-		// project changed since (a restore, or the fixer's work before a
-		// new review round was snapshotted by nextRound).
-		if current != nil && phase != loop.Fix && !(r.Settings.Restore && len(tampered) > 0) {
-			r.Baseline = current
-		} else {
-			a.baseline(proj, r)
+	if out.Has(loop.StartRound) {
+		if err := a.nextRound(proj, r, out.Has(loop.Focus)); err != nil {
+			return a.apply(proj, r, &loop.Event{Kind: loop.Fail, Now: a.Now(), Detail: fmt.Sprintf("could not compute the change for iteration %d: %v", r.Iteration, err)}, nil)
 		}
 	}
-	return nil
+	switch {
+	case out.Has(loop.KeepBaseline) && end != nil && end.current != nil && !(r.Settings.Restore && len(end.tampered) > 0):
+		r.Baseline = end.current
+	case out.Has(loop.KeepBaseline) || out.Has(loop.TakeBaseline):
+		// No comparison to keep, or a restore changed the project since;
+		// after a fix, the fixer's work was snapshotted by nextRound.
+		a.baseline(proj, r)
+	}
+	if out.Has(loop.WriteReport) {
+		return out, a.finish(proj, r)
+	}
+	return out, nil
 }
 
 // baseline records the work tree, HEAD and refs as the current phase

@@ -90,7 +90,7 @@ func TestFocusedRoundAfterAFix(t *testing.T) {
 	}
 	pedant := cleanOf("pedant")
 	pedant.FixChecks = []review.FixCheck{{ID: "F-0001", Status: review.CheckFixed}}
-	if rule := reviewed(r, t0, cleanOf("critic"), pedant, cleanOf("database-reviewer")); rule != "converged" {
+	if rule := reviewed(r, t0, cleanOf("critic"), pedant, cleanOf("database-reviewer")); rule != Converged {
 		t.Fatalf("focused clean round: rule %q, want converged", rule)
 	}
 	note := r.Findings[1]

@@ -38,8 +38,8 @@ func answer(r *Run, status string) review.Report {
 }
 
 // reviewed concludes a review round with the given reports.
-func reviewed(r *Run, now time.Time, reports ...review.Report) string {
-	return r.Apply(&Event{Kind: ReviewDone, Now: now, Reports: reports})
+func reviewed(r *Run, now time.Time, reports ...review.Report) Rule {
+	return r.Apply(&Event{Kind: ReviewDone, Now: now, Reports: reports}).Rule
 }
 
 // path records the phases a run goes through.
@@ -207,7 +207,7 @@ func TestTokensCountOncePerInstance(t *testing.T) {
 		t.Fatalf("tokens = %d, want 900", r.Tokens)
 	}
 	r.Count("b1", 450)
-	if got := reviewed(r, t0, clean); got != Budget || r.StopReason != Budget {
+	if got := reviewed(r, t0, clean); got != RuleBudget || r.StopReason != Budget {
 		t.Errorf("rule %q, stop reason %q; want the token budget to stop the run", got, r.StopReason)
 	}
 }
@@ -218,16 +218,16 @@ func TestEveryStopIsARowOfTheTable(t *testing.T) {
 	tests := []struct {
 		ev     Event
 		setup  func(r *Run)
-		rule   string
+		rule   Rule
 		reason string
 	}{
-		{Event{Kind: Abort, Detail: "aborted from the command line"}, nil, Aborted, Aborted},
-		{Event{Kind: Fail, Detail: "state.json changed outside whetstone"}, nil, Error, Error},
-		{Event{Kind: Tick, Now: t0.Add(11 * time.Minute)}, nil, Budget, Budget},
-		{Event{Kind: Tick, Now: t0.Add(9 * time.Minute)}, nil, "", ""},
-		{Event{Kind: Idle, Limit: 7}, func(r *Run) { r.StopBlocks = 6 }, "remind", ""},
-		{Event{Kind: Idle, Limit: 7}, func(r *Run) { r.StopBlocks = 7 }, NoProgress, NoProgress},
-		{Event{Kind: FixDone}, nil, "", ""}, // not the fix phase: nothing happens
+		{Event{Kind: Abort, Detail: "aborted from the command line"}, nil, RuleAborted, Aborted},
+		{Event{Kind: Fail, Detail: "state.json changed outside whetstone"}, nil, RuleError, Error},
+		{Event{Kind: Tick, Now: t0.Add(11 * time.Minute)}, nil, RuleBudget, Budget},
+		{Event{Kind: Tick, Now: t0.Add(9 * time.Minute)}, nil, NoRule, ""},
+		{Event{Kind: Idle, Limit: 7}, func(r *Run) { r.StopBlocks = 6 }, Remind, ""},
+		{Event{Kind: Idle, Limit: 7}, func(r *Run) { r.StopBlocks = 7 }, RuleNoProgress, NoProgress},
+		{Event{Kind: FixDone}, nil, NoRule, ""}, // not the fix phase: nothing happens
 	}
 	for _, tt := range tests {
 		s := settings("standard")
@@ -236,14 +236,14 @@ func TestEveryStopIsARowOfTheTable(t *testing.T) {
 		if tt.setup != nil {
 			tt.setup(r)
 		}
-		if got := r.Apply(&tt.ev); got != tt.rule || r.StopReason != tt.reason {
+		if got := r.Apply(&tt.ev).Rule; got != tt.rule || r.StopReason != tt.reason {
 			t.Errorf("%s: rule %q, stop reason %q; want %q, %q", tt.ev.Kind, got, r.StopReason, tt.rule, tt.reason)
 		}
 		if tt.reason != "" && (r.Verdict == review.Approve || r.Active()) {
 			t.Errorf("%s: stopped run is active or approved (%s, %s)", tt.ev.Kind, r.Phase, r.Verdict)
 		}
-		if again := r.Apply(&Event{Kind: Abort}); tt.reason != "" && again != "" {
-			t.Errorf("%s: a stopped run moved again (%s)", tt.ev.Kind, again)
+		if again := r.Apply(&Event{Kind: Abort}); tt.reason != "" && again.Fired() {
+			t.Errorf("%s: a stopped run moved again (%s)", tt.ev.Kind, again.Rule)
 		}
 	}
 }
@@ -260,8 +260,8 @@ func TestDeepFailedReviewerIsNeverClean(t *testing.T) {
 	if r.Phase != Validate {
 		t.Fatalf("phase %s, want validate", r.Phase)
 	}
-	rule := r.Apply(&Event{Kind: ValidationDone, Now: t0, Validation: &review.ValidationReport{Results: []review.Check{{ID: "F-0001", Status: "disproved"}}}})
-	if rule != "nothing to fix" || r.CleanStreak != 0 || r.Phase != Review || r.Iteration != 2 {
+	rule := r.Apply(&Event{Kind: ValidationDone, Now: t0, Validation: &review.ValidationReport{Results: []review.Check{{ID: "F-0001", Status: "disproved"}}}}).Rule
+	if rule != NothingToFix || r.CleanStreak != 0 || r.Phase != Review || r.Iteration != 2 {
 		t.Errorf("rule %q streak %d phase %s %d; want another review round, no clean pass", rule, r.CleanStreak, r.Phase, r.Iteration)
 	}
 }

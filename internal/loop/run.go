@@ -250,9 +250,7 @@ func Decode(data []byte) (*Run, error) {
 	if r.Agents == nil {
 		r.Agents = map[string]*Agent{}
 	}
-	if r.Phase == Stopped && (r.StopReason == Aborted || r.StopReason == Error) {
-		r.Verdict = "" // earlier builds stored REQUEST_CHANGES for such runs; they have no verdict
-	}
+	r.unjudged()
 	return &r, nil
 }
 
@@ -266,53 +264,10 @@ func (r *Run) Encode(now time.Time) ([]byte, error) {
 }
 
 // Active reports whether the run still needs work.
-func (r *Run) Active() bool { return r.Phase != Done && r.Phase != Stopped }
+func (r *Run) Active() bool { return !r.Phase.Ended() }
 
-func (r *Run) enter(p Phase, iteration int, now time.Time, note string) {
-	r.Phase, r.Iteration = p, iteration
-	r.Agents = map[string]*Agent{}
-	r.Instances = nil
-	r.Baseline = nil
-	r.Focus, r.afterFix = nil, false
-	switch p {
-	case Review:
-		r.Expected = slices.Clone(r.Roster)
-	case Validate:
-		r.Expected = []string{"validator"}
-	case Fix:
-		r.Expected = []string{"fixer"}
-	default:
-		r.Expected = nil
-		r.Finished = now
-	}
-	r.History = append(r.History, Step{At: now, Iteration: iteration, Phase: p, Note: note})
-}
-
-// Stop ends the run for a reason and computes its final verdict. A run
-// aborted or ended by an error has no verdict of its own (VerdictText
-// shows "—"): nobody judged the change to the end, and counting it as
-// REQUEST_CHANGES would say reviewers asked for changes they never saw.
-func (r *Run) Stop(reason, detail string, now time.Time) {
-	r.StopReason = reason
-	r.Verdict = ""
-	if reason != Aborted && reason != Error {
-		r.Verdict = r.verdict()
-	}
-	// The step's phase says "stopped"; its note says why, once.
-	note := reason
-	if detail != "" {
-		note += " (" + detail + ")"
-		if reason == Error {
-			r.Error = detail
-		}
-	}
-	r.enter(Stopped, r.Iteration, now, note)
-}
-
-func (r *Run) finish(now time.Time) {
-	r.Verdict = r.verdict()
-	r.enter(Done, r.Iteration, now, "converged: "+r.Verdict)
-}
+// Ended reports whether a run in this phase has ended (done or stopped).
+func (p Phase) Ended() bool { return p == Done || p == Stopped }
 
 // NoVerdict is how a finished run without a verdict (aborted, error) is
 // shown in summaries, status, reports and stats.
@@ -346,16 +301,47 @@ func (r *Run) Pending() []string {
 // records nothing: an agent's instance is recorded when it starts
 // (Register), so the dispatch gate needs no lock and writes nothing.
 func (r *Run) Dispatch(name, prompt string) error {
-	if !r.Expects(name) {
+	status := ""
+	if a := r.Agents[name]; a != nil {
+		status = a.Status
+	}
+	switch MayDispatch(r.Phase, r.Expects(name), status, prompt, func() string { return r.Prompt(name) }) {
+	case NotExpected:
 		return fmt.Errorf("whetstone:%s is not part of the %s phase (iteration %d); dispatch only %s", name, r.Phase, r.Iteration, r.pendingTypes())
-	}
-	if a := r.Agents[name]; a != nil && (a.Status == Reported || a.Status == Failed) {
-		return fmt.Errorf("whetstone:%s already %s in this phase; do not dispatch it again", name, a.Status)
-	}
-	if want := r.Prompt(name); strings.TrimSpace(prompt) != want {
-		return fmt.Errorf("dispatch whetstone:%s with exactly the prompt whetstone issued, %q, and nothing else: whetstone gives the agent its task when it starts", name, want)
+	case AlreadyDone:
+		return fmt.Errorf("whetstone:%s already %s in this phase; do not dispatch it again", name, status)
+	case WrongPrompt:
+		return fmt.Errorf("dispatch whetstone:%s with exactly the prompt whetstone issued, %q, and nothing else: whetstone gives the agent its task when it starts", name, r.Prompt(name))
 	}
 	return nil
+}
+
+// Refusal is why the dispatch rule refuses an agent; Allowed when it does not.
+type Refusal int
+
+// The dispatch rule's answers.
+const (
+	Allowed     Refusal = iota
+	NotExpected         // the run ended, or its phase does not expect the agent
+	AlreadyDone         // the agent already reported or failed in this phase
+	WrongPrompt         // the prompt is not the one whetstone issued
+)
+
+// MayDispatch is the dispatch rule over what it reads of a run: its phase,
+// whether the phase expects the agent, the agent's status in it ("" when
+// none started) and the prompt whetstone issued (want, asked last).
+// Dispatch and the hook's fast path, which reads these from state.json
+// without decoding it, both ask it, so the rule exists once.
+func MayDispatch(phase Phase, expected bool, status, prompt string, want func() string) Refusal {
+	switch {
+	case phase == "" || phase.Ended() || !expected:
+		return NotExpected
+	case status == Reported || status == Failed:
+		return AlreadyDone
+	case strings.TrimSpace(prompt) != want():
+		return WrongPrompt
+	}
+	return Allowed
 }
 
 // Register records an instance of an agent starting (SubagentStart). It
@@ -455,22 +441,6 @@ func (r *Run) Failed() []string {
 		}
 	}
 	return out
-}
-
-// verdict is the run's verdict over its open findings (spec §2).
-func (r *Run) verdict() string {
-	verdict := r.Digest.Verdict
-	if verdict == "" {
-		verdict = review.Approve
-	}
-	if (verdict == review.Approve || verdict == review.ApproveWithNotes) && (r.Rounds == 0 || len(r.Failed()) > 0 || len(r.RoundFailed) > 0 || len(r.Tampered) > 0) {
-		// Nothing approves a change no review round has seen whole: a run
-		// stopped before its first round, or a reviewer that never delivered
-		// a valid report, never counts as clean; nor does a run whose
-		// read-only phases changed the project.
-		verdict = review.RequestChanges
-	}
-	return verdict
 }
 
 // Policy is the blocking rule with this run's settings, for the current

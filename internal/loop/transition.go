@@ -9,6 +9,11 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
+// This file is the whole loop: the events a run reacts to, the table of
+// rows that move it, the effects each row declares, and the rules that
+// judge a run when a row ends it. Nothing outside this file sets a run's
+// phase, iteration, stop reason or verdict (TestOnlyTheTableMovesARun).
+
 // EventKind names what happened to a run.
 type EventKind string
 
@@ -39,64 +44,121 @@ type Event struct {
 	Dropped int             // ReviewDone: findings past review.MaxRoundFindings, left out
 }
 
-// outcome is where the run's findings stand after an event was observed.
-type outcome struct {
-	blocking []string // ids of open blocking findings, sorted
-	failed   []string // reviewers of the last review round recorded as failed
+// Rule names a row of the table. A row that stops the run names it by its
+// stop reason; verdict.json's "decision" and the audit record's "status"
+// say which row moved the run after a review round.
+type Rule string
+
+// The rows' names.
+const (
+	NoRule            Rule = ""               // no row fired: the event changed nothing
+	RuleAborted       Rule = Aborted          // stop: the user aborted
+	RuleError         Rule = Error            // stop: the run cannot go on
+	RuleBudget        Rule = Budget           // stop: the time or token budget is spent
+	RuleNoProgress    Rule = NoProgress       // stop: the orchestrator keeps ending its turn
+	RuleStalled       Rule = Stalled          // stop: the same blocking findings after a fix
+	RuleMaxIterations Rule = MaxIterations    // stop: blocking findings on the last allowed iteration
+	Remind            Rule = "remind"         // block the orchestrator's Stop and tell it again
+	Converged         Rule = "converged"      // done: clean, with enough clean passes
+	Confirm           Rule = "confirm"        // clean: a confirmation pass
+	NothingToFix      Rule = "nothing to fix" // nothing blocks, but a reviewer failed: review again
+	ToValidate        Rule = "validate"       // deep depth: the validator weighs the findings
+	ToFix             Rule = "fix"            // the fixer fixes the blocking findings
+	ToReview          Rule = "review"         // the fixer reported: review its work
+)
+
+// Effect is one thing a row does besides moving the run. Apply does the
+// run's own (counting, judging); internal/app carries out the rest, in the
+// order listed, from the Outcome alone: it never compares the run before
+// and after to guess what happened.
+type Effect uint16
+
+// The effects a row may declare.
+const (
+	CountClean   Effect = 1 << iota // the round was clean: it counts towards the clean passes (CleanStreak)
+	WriteVerdict                    // app: write the round's verdict.json and audit record
+	StartRound                      // a new review iteration; app computes its change (scope.Next), a failure stops the run as error
+	Focus                           // the new round follows a fix: app narrows it to what fix.patch holds (FocusOn)
+	KeepBaseline                    // app: the project just compared with the ended phase's baseline is the new phase's (recorded afresh when there is none, or a restore changed it)
+	TakeBaseline                    // app: record the project afresh as the new phase begins
+	Judge                           // the run ends with a verdict (judge); without it, it has none (NoVerdict)
+	WriteReport                     // app: the run ended; write report.json, report.md and report.sarif
+	CountBlock                      // the Stop is blocked once more (StopBlocks); app blocks it with the instructions
+)
+
+// Outcome is what Apply did: the row that fired, where it moved the run
+// and the effects it declares.
+type Outcome struct {
+	Rule    Rule   // NoRule when no row fired
+	Next    Phase  // the phase the row moved the run to; "" when it stays
+	Effects Effect // what the caller must carry out
 }
 
-func (o outcome) clean() bool { return len(o.blocking) == 0 && len(o.failed) == 0 }
+// Fired reports whether a row moved the run.
+func (o Outcome) Fired() bool { return o.Rule != NoRule }
 
-// row is one line of the transition table: in phase (any active phase when
-// empty), on event, the first row whose condition holds decides.
+// Has reports whether the row declares the effect.
+func (o Outcome) Has(e Effect) bool { return o.Effects&e != 0 }
+
+// anyPhase matches a row in every active phase.
+const anyPhase Phase = ""
+
+// row is one line of the transition table: in phase, on event, the first
+// row whose condition holds fires. It moves the run to next (stays when
+// ""), into the next iteration with StartRound; note is the history step's
+// note, or for a stop the detail after its reason.
 type row struct {
-	phase Phase
-	on    EventKind
-	name  string
-	when  func(r *Run, e *Event, o outcome) bool
-	then  func(r *Run, e *Event, o outcome)
+	phase   Phase
+	on      EventKind
+	rule    Rule
+	when    func(r *Run, e *Event, o outcome) bool
+	next    Phase
+	effects Effect
+	note    func(r *Run, e *Event, o outcome) string
 }
 
 // table is every way a run moves (spec §2). Confirmation passes after a
 // clean round do not count against max_iterations; a round with blocking
 // findings on the last allowed iteration stops, since no review could verify
 // another fix. A round in which a reviewer failed is never clean, also after
-// the validator disproved every finding (deep depth).
+// the validator disproved every finding (deep depth). Entering review,
+// validate or fix expects that phase's agents (enter): the roster (narrowed
+// by Focus), the validator, the fixer.
 var table = []row{
-	{"", Abort, Aborted, always, stop(Aborted)},
-	{"", Fail, Error, always, stop(Error)},
-	{"", Tick, Budget, overTime, stop(Budget)},
-	{"", Idle, NoProgress, func(r *Run, e *Event, _ outcome) bool { return r.StopBlocks >= max(e.Limit, 1) },
-		func(r *Run, e *Event, _ outcome) {
-			r.Stop(NoProgress, fmt.Sprintf("the orchestrator ended its turn %d times without dispatching the agents whetstone asked for", r.StopBlocks+1), e.Now)
-		}},
-	{"", Idle, "remind", always, func(r *Run, _ *Event, _ outcome) { r.StopBlocks++ }},
+	// Columns: in phase, on event, the row's name, its condition; the
+	// phase it moves to; its effects; the history step's note.
 
-	{Review, ReviewDone, Budget, overBudget, stopOpen(Budget)},
-	{Review, ReviewDone, "converged", converged, finish},
-	{Review, ReviewDone, "confirm", isClean, confirm},
-	{Review, ReviewDone, Stalled, func(r *Run, e *Event, o outcome) bool {
-		return r.Settings.Depth != "deep" && stalled(r, e, o)
-	}, stopOpen(Stalled)},
-	{Review, ReviewDone, MaxIterations, func(r *Run, _ *Event, _ outcome) bool { return r.Iteration >= r.Settings.MaxIterations }, stopOpen(MaxIterations)},
-	{Review, ReviewDone, "nothing to fix", nothingToFix, reviewAgain},
-	{Review, ReviewDone, "validate", func(r *Run, _ *Event, _ outcome) bool { return r.Settings.Depth == "deep" },
-		func(r *Run, e *Event, _ outcome) { r.enter(Validate, r.Iteration, e.Now, "validating findings") }},
-	{Review, ReviewDone, "fix", always, fix("fixing %s", "finding")},
+	// Any active phase.
+	{anyPhase, Abort, RuleAborted, always, Stopped, WriteReport, detail},
+	{anyPhase, Fail, RuleError, always, Stopped, WriteReport, detail},
+	{anyPhase, Tick, RuleBudget, overTime, Stopped, Judge | WriteReport, timeSpent},
+	{anyPhase, Idle, RuleNoProgress, blockedOut, Stopped, Judge | WriteReport, noProgress},
+	{anyPhase, Idle, Remind, always, anyPhase, CountBlock, nil},
 
-	{Validate, ValidationDone, Budget, overBudget, stopOpen(Budget)},
-	{Validate, ValidationDone, "converged", converged, finish},
-	{Validate, ValidationDone, "confirm", isClean, confirm},
-	{Validate, ValidationDone, Stalled, stalled, stopOpen(Stalled)},
-	{Validate, ValidationDone, "nothing to fix", nothingToFix, reviewAgain},
-	{Validate, ValidationDone, "fix", always, fix("fixing %s", "validated finding")},
+	// A review round's last report arrived.
+	{Review, ReviewDone, RuleBudget, overBudget, Stopped, WriteVerdict | Judge | WriteReport, open},
+	{Review, ReviewDone, Converged, converged, Done, CountClean | WriteVerdict | Judge | WriteReport, nil},
+	{Review, ReviewDone, Confirm, isClean, Review, CountClean | WriteVerdict | StartRound | KeepBaseline, says("clean; confirmation pass")},
+	{Review, ReviewDone, RuleStalled, stalledShallow, Stopped, WriteVerdict | Judge | WriteReport, open},
+	{Review, ReviewDone, RuleMaxIterations, lastIteration, Stopped, WriteVerdict | Judge | WriteReport, open},
+	{Review, ReviewDone, NothingToFix, nothingToFix, Review, WriteVerdict | StartRound | KeepBaseline, failedAgain},
+	{Review, ReviewDone, ToValidate, deep, Validate, WriteVerdict | KeepBaseline, says("validating findings")},
+	{Review, ReviewDone, ToFix, always, Fix, WriteVerdict | KeepBaseline, fixing("finding")},
 
-	{Fix, FixDone, Budget, overBudget, stopOpen(Budget)},
-	{Fix, FixDone, "review", always, func(r *Run, e *Event, _ outcome) {
-		r.enter(Review, r.Iteration+1, e.Now, fmt.Sprintf("fixer claimed %s; reviewing again", review.Plural(len(r.Claimed), "fix")))
-		r.afterFix = true // the caller narrows the round with what fix.patch holds (FocusOn)
-	}},
+	// The validator reported or failed (deep depth).
+	{Validate, ValidationDone, RuleBudget, overBudget, Stopped, Judge | WriteReport, open},
+	{Validate, ValidationDone, Converged, converged, Done, CountClean | Judge | WriteReport, nil},
+	{Validate, ValidationDone, Confirm, isClean, Review, CountClean | StartRound | KeepBaseline, says("clean; confirmation pass")},
+	{Validate, ValidationDone, RuleStalled, stalled, Stopped, Judge | WriteReport, open},
+	{Validate, ValidationDone, NothingToFix, nothingToFix, Review, StartRound | KeepBaseline, failedAgain},
+	{Validate, ValidationDone, ToFix, always, Fix, KeepBaseline, fixing("validated finding")},
+
+	// The fixer reported or failed.
+	{Fix, FixDone, RuleBudget, overBudget, Stopped, Judge | WriteReport, open},
+	{Fix, FixDone, ToReview, always, Review, StartRound | Focus | TakeBaseline, claimed},
 }
+
+// Conditions.
 
 func always(*Run, *Event, outcome) bool { return true }
 
@@ -108,6 +170,10 @@ func stalled(r *Run, _ *Event, o outcome) bool {
 	return r.Iteration > 1 && len(o.blocking) > 0 && slices.Equal(o.blocking, r.LastOpen)
 }
 
+func stalledShallow(r *Run, e *Event, o outcome) bool { return !deep(r, e, o) && stalled(r, e, o) }
+
+func deep(r *Run, _ *Event, _ outcome) bool { return r.Settings.Depth == "deep" }
+
 func isClean(_ *Run, _ *Event, o outcome) bool { return o.clean() }
 
 func converged(r *Run, _ *Event, o outcome) bool {
@@ -116,51 +182,29 @@ func converged(r *Run, _ *Event, o outcome) bool {
 
 func nothingToFix(_ *Run, _ *Event, o outcome) bool { return len(o.blocking) == 0 }
 
-func finish(r *Run, e *Event, _ outcome) { r.CleanStreak++; r.finish(e.Now) }
+func lastIteration(r *Run, _ *Event, _ outcome) bool { return r.Iteration >= r.Settings.MaxIterations }
 
-func confirm(r *Run, e *Event, _ outcome) {
-	r.CleanStreak++
-	r.enter(Review, r.Iteration+1, e.Now, "clean; confirmation pass")
-}
-
-func reviewAgain(r *Run, e *Event, o outcome) {
-	r.enter(Review, r.Iteration+1, e.Now, fmt.Sprintf("no blocking findings, but %s failed; reviewing again", strings.Join(o.failed, ", ")))
-}
-
-func fix(note, one string) func(*Run, *Event, outcome) {
-	return func(r *Run, e *Event, o outcome) {
-		r.enter(Fix, r.Iteration, e.Now, fmt.Sprintf(note, review.Plural(len(o.blocking), one)))
-	}
-}
-
-func stop(reason string) func(*Run, *Event, outcome) {
-	return func(r *Run, e *Event, _ outcome) {
-		detail := e.Detail
-		if reason == Budget && detail == "" {
-			detail = fmt.Sprintf("the time budget of %s ran out", review.Plural(r.Settings.BudgetMinutes, "minute"))
-		}
-		r.Stop(reason, detail, e.Now)
-	}
-}
-
-func stopOpen(reason string) func(*Run, *Event, outcome) {
-	return func(r *Run, e *Event, o outcome) {
-		r.Stop(reason, review.Plural(len(o.blocking), "blocking finding")+" open", e.Now)
-	}
-}
+// blockedOut: the orchestrator ended its turn as often as the client lets
+// a Stop be blocked, without dispatching what whetstone asked for.
+func blockedOut(r *Run, e *Event, _ outcome) bool { return r.StopBlocks >= max(e.Limit, 1) }
 
 // overTime reports whether the run's time budget is spent.
 func overTime(r *Run, e *Event, _ outcome) bool { return r.OverTime(e.Now) }
 
-// OverTime reports whether the run has a time budget and it is spent. Hooks
-// call it on every event of an active run, so it is cheap.
-func (r *Run) OverTime(now time.Time) bool {
-	m := r.Settings.BudgetMinutes
-	return m > 0 && now.Sub(r.Created) >= time.Duration(m)*time.Minute
-}
-
 func overBudget(r *Run, e *Event, o outcome) bool {
 	return overTime(r, e, o) || (r.Settings.BudgetTokens > 0 && r.Tokens >= r.Settings.BudgetTokens)
+}
+
+// OverTime reports whether the run has a time budget and it is spent.
+func (r *Run) OverTime(now time.Time) bool {
+	return TimeSpent(r.Settings.BudgetMinutes, r.Created, now)
+}
+
+// TimeSpent is the time budget rule: a budget of minutes (none when 0)
+// started at created is spent at now. Every hook of an active run asks it,
+// on the fast path from state.json's fields without decoding it.
+func TimeSpent(minutes int, created, now time.Time) bool {
+	return minutes > 0 && now.Sub(created) >= time.Duration(minutes)*time.Minute
 }
 
 func (r *Run) cleanPasses() int {
@@ -170,29 +214,192 @@ func (r *Run) cleanPasses() int {
 	return 1
 }
 
+// Notes.
+
+func says(note string) func(*Run, *Event, outcome) string {
+	return func(*Run, *Event, outcome) string { return note }
+}
+
+func detail(_ *Run, e *Event, _ outcome) string { return e.Detail }
+
+func timeSpent(r *Run, e *Event, _ outcome) string {
+	if e.Detail != "" {
+		return e.Detail
+	}
+	return fmt.Sprintf("the time budget of %s ran out", review.Plural(r.Settings.BudgetMinutes, "minute"))
+}
+
+func noProgress(r *Run, _ *Event, _ outcome) string {
+	return fmt.Sprintf("the orchestrator ended its turn %d times without dispatching the agents whetstone asked for", r.StopBlocks+1)
+}
+
+func open(_ *Run, _ *Event, o outcome) string {
+	return review.Plural(len(o.blocking), "blocking finding") + " open"
+}
+
+func failedAgain(_ *Run, _ *Event, o outcome) string {
+	return fmt.Sprintf("no blocking findings, but %s failed; reviewing again", strings.Join(o.failed, ", "))
+}
+
+func fixing(one string) func(*Run, *Event, outcome) string {
+	return func(_ *Run, _ *Event, o outcome) string { return "fixing " + review.Plural(len(o.blocking), one) }
+}
+
+func claimed(r *Run, _ *Event, _ outcome) string {
+	return fmt.Sprintf("fixer claimed %s; reviewing again", review.Plural(len(r.Claimed), "fix"))
+}
+
+// outcome is where the run's findings stand after an event was observed.
+type outcome struct {
+	blocking []string // ids of open blocking findings, sorted
+	failed   []string // reviewers of the last review round recorded as failed
+}
+
+func (o outcome) clean() bool { return len(o.blocking) == 0 && len(o.failed) == 0 }
+
+func (r *Run) outcome() outcome {
+	return outcome{failed: r.RoundFailed, blocking: r.Digest.Blocking}
+}
+
 // Apply feeds one event to an active run: it records what the event reports
 // (merged findings, disproved findings, the fixer's claims), then the first
-// matching row of the table moves the run. It returns the row's name, or ""
-// when the run is finished or no row applies (the event changes nothing).
-func (r *Run) Apply(e *Event) string {
+// matching row of the table moves the run. The Outcome names the row and
+// the effects the caller carries out; it is zero when the run is finished
+// or no row applies (the event changes nothing).
+func (r *Run) Apply(e *Event) Outcome {
 	if !r.Active() {
-		return ""
+		return Outcome{}
 	}
 	r.observe(e)
 	if r.cold && (e.Kind == ReviewDone || e.Kind == ValidationDone || e.Kind == FixDone) {
 		r.summarize()
 	}
 	o := r.outcome()
-	for _, row := range table {
-		if (row.phase == "" || row.phase == r.Phase) && row.on == e.Kind && row.when(r, e, o) {
-			row.then(r, e, o)
-			if (e.Kind == ReviewDone && r.Phase != Validate) || e.Kind == ValidationDone {
+	for _, w := range table {
+		if (w.phase == anyPhase || w.phase == r.Phase) && w.on == e.Kind && w.when(r, e, o) {
+			r.fire(w, e, o)
+			if (e.Kind == ReviewDone && w.next != Validate) || e.Kind == ValidationDone {
 				r.LastOpen = o.blocking // the round's blocking findings, after validation at deep depth
 			}
-			return row.name
+			return Outcome{Rule: w.rule, Next: w.next, Effects: w.effects}
 		}
 	}
-	return ""
+	return Outcome{}
+}
+
+// fire moves the run as row w declares.
+func (r *Run) fire(w row, e *Event, o outcome) {
+	if w.effects&CountClean != 0 {
+		r.CleanStreak++
+	}
+	if w.effects&CountBlock != 0 {
+		r.StopBlocks++
+	}
+	var note string
+	if w.note != nil {
+		note = w.note(r, e, o)
+	}
+	iteration := r.Iteration
+	if w.effects&StartRound != 0 {
+		iteration++
+	}
+	switch w.next {
+	case anyPhase:
+		return
+	case Done, Stopped:
+		r.Verdict = ""
+		if w.effects&Judge != 0 {
+			r.Verdict = r.judge()
+		}
+	}
+	switch w.next {
+	case Done:
+		note = "converged: " + r.Verdict
+	case Stopped:
+		r.StopReason = string(w.rule)
+		if note != "" && w.rule == RuleError {
+			r.Error = note
+		}
+		// The step's phase says "stopped"; its note says why, once.
+		if note != "" {
+			note = string(w.rule) + " (" + note + ")"
+		} else {
+			note = string(w.rule)
+		}
+	}
+	r.enter(w.next, iteration, e.Now, note)
+	r.afterFix = w.effects&Focus != 0 // the caller narrows the round with what fix.patch holds (FocusOn)
+}
+
+// judge is the verdict of a run a row ends with Judge: the worst over its
+// open findings, except that nothing approves a change no review round has
+// seen whole. A run stopped before its first round, a reviewer that never
+// delivered a valid report (in this phase or the last review round), or a
+// read-only phase that changed the project (Tampered) forces
+// REQUEST_CHANGES. A run aborted or ended by an error is not judged at all
+// (its rows have no Judge; VerdictText shows NoVerdict): nobody judged the
+// change to the end, and counting it as REQUEST_CHANGES would say
+// reviewers asked for changes they never saw.
+func (r *Run) judge() string {
+	verdict := r.Digest.Verdict
+	if verdict == "" {
+		verdict = review.Approve
+	}
+	if (verdict == review.Approve || verdict == review.ApproveWithNotes) && (r.Rounds == 0 || len(r.Failed()) > 0 || len(r.RoundFailed) > 0 || len(r.Tampered) > 0) {
+		verdict = review.RequestChanges
+	}
+	return verdict
+}
+
+// unjudged clears the verdict an earlier build stored for a run a row ended
+// without Judge (those builds stored REQUEST_CHANGES for aborted and error
+// runs), so that a state reads by today's table.
+func (r *Run) unjudged() {
+	if r.Phase != Stopped {
+		return
+	}
+	for _, w := range table {
+		if w.next == Stopped && string(w.rule) == r.StopReason && w.effects&Judge != 0 {
+			return
+		}
+	}
+	r.Verdict = ""
+}
+
+// enter begins phase p of the given iteration: a new phase expects its own
+// agents (the roster, the validator, the fixer) and forgets the last one's
+// instances, focus and baseline; the end of a run records when it ended.
+func (r *Run) enter(p Phase, iteration int, now time.Time, note string) {
+	r.Phase, r.Iteration = p, iteration
+	r.Agents = map[string]*Agent{}
+	r.Instances = nil
+	r.Baseline = nil
+	r.Focus, r.afterFix = nil, false
+	switch p {
+	case Review:
+		r.Expected = slices.Clone(r.Roster)
+	case Validate:
+		r.Expected = []string{"validator"}
+	case Fix:
+		r.Expected = []string{"fixer"}
+	default:
+		r.Expected = nil
+		r.Finished = now
+	}
+	r.History = append(r.History, Step{At: now, Iteration: iteration, Phase: p, Note: note})
+}
+
+// Unverified is the record that replaces a state nobody can vouch for,
+// stopped as error by the Fail row: nothing of found (the state as it
+// could be decoded, or nil) is trusted but what names the run, since its
+// findings, phase and verdict may be forged.
+func Unverified(id string, found *Run, why string, now time.Time) (*Run, Outcome) {
+	r := &Run{Version: Version, ID: id, Phase: Review, Created: now, Agents: map[string]*Agent{}}
+	if found != nil && found.ID == id {
+		r.Session, r.Iteration, r.Settings, r.Roster, r.Created = found.Session, found.Iteration, found.Settings, found.Roster, found.Created
+	}
+	out := r.Apply(&Event{Kind: Fail, Now: now, Detail: why})
+	return r, out
 }
 
 // observe records what a phase's reports say, before the table decides.
@@ -250,8 +457,4 @@ func (r *Run) recordFix(fix *review.FixReport) {
 			r.Claimed = append(r.Claimed, e.ID)
 		}
 	}
-}
-
-func (r *Run) outcome() outcome {
-	return outcome{failed: r.RoundFailed, blocking: r.Digest.Blocking}
 }
