@@ -412,13 +412,12 @@ func pickRun(a *app.App, id string, onlyActive bool) (app.Project, *loop.Run, er
 		r, err := proj.Load(id)
 		return proj, r, err
 	}
-	if latest := proj.Latest(); latest != "" && !onlyActive {
-		// No scan: status and report cost the same with 10 000 old runs.
-		// A latest run deleted since falls back to the scan.
-		r, err := proj.Load(latest)
-		if !errors.Is(err, fs.ErrNotExist) {
-			return proj, r, err
+	if !onlyActive {
+		r, err := a.LatestRun(proj)
+		if r == nil && err == nil {
+			err = fmt.Errorf("no whetstone run in %s", proj.Root)
 		}
+		return proj, r, err
 	}
 	runs, unreadable, err := proj.Runs()
 	if err != nil {
