@@ -10,9 +10,10 @@
 //
 // With -join FILE it then enters the next review round and plays it
 // through the hooks: every reviewer dispatched and started, all but the
-// last with their reports stored (each -per findings, and a fix check for
-// each finding the round asks it about; -join-per findings each); the last reviewer's SubagentStop
-// payload, the one that concludes the round, is written to FILE.
+// last with their reports stored (each -join-per findings, default 10,
+// and a fix check for each finding the round asks it about); the last
+// reviewer's SubagentStop payload, the one that concludes the round, is
+// written to FILE, and -iteration is then the joined round's.
 //
 // With -runs it also creates that many finished old runs (copies of a
 // small one) for the O(1) checks.
