@@ -162,16 +162,16 @@ func (p Project) LoadCold(r *loop.Run) error {
 				return fmt.Errorf("%s: %w", spath, err)
 			}
 		}
-		byID := make(map[string]review.Entry, len(ar.settled)+len(c.Findings))
-		for id, e := range ar.settled {
-			byID[id] = e
-		}
+		inHead := make(map[string]bool, len(c.Findings))
 		for _, e := range c.Findings {
-			byID[e.ID] = e
+			inHead[e.ID] = true
 		}
-		findings = make([]review.Entry, 0, len(byID))
-		for _, e := range byID {
-			findings = append(findings, e)
+		findings = make([]review.Entry, 0, len(ar.settled)+len(c.Findings))
+		findings = append(findings, c.Findings...)
+		for id, e := range ar.settled {
+			if !inHead[id] {
+				findings = append(findings, e)
+			}
 		}
 		slices.SortFunc(findings, func(a, b review.Entry) int { return compareIDs(a.ID, b.ID) })
 	}
