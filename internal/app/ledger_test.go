@@ -2,9 +2,12 @@ package app
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +101,123 @@ func TestLedgerMovesWithTheState(t *testing.T) {
 	}
 	if back, err = proj.Load(id); err != nil || back.StopReason != "error" {
 		t.Fatalf("after a corrupt state: %v, %+v", err, back)
+	}
+}
+
+// TestDecodeSettled: a segment read with gjson gives what encoding/json
+// gives, for every field of an entry, empty and null lists included.
+func TestDecodeSettled(t *testing.T) {
+	in := []review.Entry{
+		{ID: "F-0001", Status: review.StatusResolved, Severity: "high", Confidence: 90, Category: "correctness", Rule: "go/err",
+			File: "a \"quoted\" \\ path.go", Line: 3, EndLine: 9, Title: "ünïcode \u2028 title", Titles: []string{"one", "two"},
+			Reviewers: []string{"critic", "pedant"}, Blocking: true, PreExisting: true, First: 1, Last: 4, Claim: "fixed",
+			ClaimNote: "done\nnow", Reopens: 2},
+		{ID: "F-0002", Status: review.StatusWithdrawn, Reviewers: []string{}},
+		{ID: "F-0003", Status: review.StatusDisproved},
+	}
+	data, err := json.Marshal(segment{Version: ledgerVersion, Findings: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want segment
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]review.Entry{}
+	if err := decodeSettled(data, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range want.Findings {
+		if !reflect.DeepEqual(got[e.ID], e) {
+			t.Errorf("%s: got %+v, want %+v", e.ID, got[e.ID], e)
+		}
+	}
+	for _, bad := range []string{`{"findings":[1]}`, `{"findings":{}}`, `{"findings":[`} {
+		if err := decodeSettled([]byte(bad), map[string]review.Entry{}); err == nil {
+			t.Errorf("%s decoded", bad)
+		}
+	}
+}
+
+// TestLedgerSegments: a finding that settles goes to a segment written
+// once; a later update rewrites the head only; a finding reopened moves
+// back to the head; the ledger reads back the same; a ledger of a newer
+// format is refused with a clear error.
+func TestLedgerSegments(t *testing.T) {
+	root := t.TempDir()
+	proj := Project{Root: root, Key: bytes.Repeat([]byte{7}, 32)}
+	a := &App{Now: func() time.Time { return time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC) }, Getenv: func(string) string { return "" }, Log: os.Stderr}
+	const id = "sess-s-1"
+	dir := proj.runDir(id)
+	r := loop.New(id, "sess-s", loop.Settings{Depth: "standard"}, []string{"critic"}, a.Now())
+	if _, err := proj.saveCold(r, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := r.Encode(a.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proj.store(id).Update(func([]byte) ([]byte, error) { return data, nil }); err != nil {
+		t.Fatal(err)
+	}
+	update := func(fn func(r *loop.Run)) *loop.Run {
+		t.Helper()
+		got, err := a.Update(proj, id, func(r *loop.Run) error {
+			if err := proj.LoadCold(r); err != nil {
+				return err
+			}
+			fn(r)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	update(func(r *loop.Run) {
+		r.Findings = append(r.Findings,
+			review.Entry{ID: "F-0001", Status: review.StatusResolved, File: "a.go", Line: 3, Title: "settled"},
+			review.Entry{ID: "F-0002", Status: review.StatusOpen, File: "a.go", Line: 9, Title: "open"})
+	})
+	segments := func() []string {
+		files, _ := filepath.Glob(filepath.Join(dir, "ledger-*.settled.json"))
+		return files
+	}
+	first := segments()
+	if len(first) != 1 {
+		t.Fatalf("segments after a finding settled: %v", first)
+	}
+	before, _ := os.ReadFile(first[0])
+	update(func(r *loop.Run) { r.Findings[1].Last = 2 }) // the open one changes
+	if got := segments(); !slices.Equal(got, first) {
+		t.Fatalf("a change to an open finding wrote a segment: %v", got)
+	}
+	if after, _ := os.ReadFile(first[0]); !bytes.Equal(before, after) {
+		t.Fatal("a segment was rewritten")
+	}
+	update(func(r *loop.Run) { r.Findings[0].Status, r.Findings[0].Reopens = review.StatusReopened, 1 })
+	back, err := proj.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proj.LoadCold(back); err != nil {
+		t.Fatal(err)
+	}
+	want := []review.Entry{
+		{ID: "F-0001", Status: review.StatusReopened, File: "a.go", Line: 3, Title: "settled", Reopens: 1},
+		{ID: "F-0002", Status: review.StatusOpen, File: "a.go", Line: 9, Title: "open", Last: 2},
+	}
+	if !reflect.DeepEqual(back.Findings, want) {
+		t.Fatalf("ledger read back:\n%+v\nwant\n%+v", back.Findings, want)
+	}
+
+	// A head from a newer whetstone: refused, saying so.
+	path := proj.ledgerPath(id, back.LedgerRev)
+	if err := proj.writeSealed(path, kindLedger, []byte(`{"version":3,"findings":[],"history":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	back, _ = proj.Load(id)
+	if err := proj.LoadCold(back); !errors.Is(err, loop.ErrNewerVersion) || !strings.Contains(err.Error(), "upgrade whetstone") {
+		t.Fatalf("a newer ledger: %v", err)
 	}
 }

@@ -1,9 +1,7 @@
 package app
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -36,13 +34,14 @@ func (a *App) PickRun(id string, onlyActive bool) (Project, *loop.Run, error) {
 		r, err := proj.Load(id)
 		return proj, r, err
 	}
-	if latest := proj.Latest(); latest != "" && !onlyActive {
-		// No scan: status and report cost the same with 10 000 old runs.
-		// A latest run deleted since falls back to the scan.
-		r, err := proj.Load(latest)
-		if !errors.Is(err, fs.ErrNotExist) {
-			return proj, r, err
+	if !onlyActive {
+		// No scan while latest names a run: status and report cost the
+		// same with 10 000 old runs. A deleted one falls back, and says so.
+		r, err := a.LatestRun(proj)
+		if r == nil && err == nil {
+			err = fmt.Errorf("no whetstone run in %s", proj.Root)
 		}
+		return proj, r, err
 	}
 	runs, unreadable, err := proj.Runs()
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
-	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/sandbox"
 	"github.com/whetstone-dev/whetstone/internal/state"
@@ -142,101 +141,6 @@ func (p Project) readStored(id string, iteration int, file string, v any) error 
 		return fmt.Errorf("iter-%d/%s: %w", iteration, file, err)
 	}
 	return nil
-}
-
-// maxLedger caps a ledger file.
-const maxLedger = 64 << 20
-
-// kindLedger seals ledger files.
-const kindLedger = "ledger"
-
-// cold is a ledger file: a run's findings and history, which only the hook
-// that concludes a phase and the reports read (state.json has a digest).
-type cold struct {
-	Findings []review.Entry `json:"findings"`
-	History  []loop.Step    `json:"history"`
-}
-
-// ledgerPath names the ledger written with state revision rev:
-// ledger-<rev>.json (ledger.json for a run begun before ledgers were
-// numbered). state.json names its ledger's revision, so the two change
-// together: an update writes the new ledger under a new name first, and
-// only the state's rename makes it the run's; a crash in between leaves a
-// file no state names, which the next update overwrites. The number is also
-// in the name the ledger's MAC binds, so an older ledger put back in place
-// of the current one does not verify.
-func (p Project) ledgerPath(id string, rev int) string {
-	if rev == 0 {
-		return filepath.Join(p.runDir(id), "ledger.json")
-	}
-	return filepath.Join(p.runDir(id), fmt.Sprintf("ledger-%d.json", rev))
-}
-
-// LoadCold gives r its ledger and history, verified. Steps r added before
-// loading stay last.
-func (p Project) LoadCold(r *loop.Run) error {
-	if r.ColdLoaded() {
-		return nil
-	}
-	var c cold
-	path := p.ledgerPath(r.ID, r.LedgerRev)
-	data, err := safeio.ReadOwn(p.Root, path, maxLedger)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && r.LedgerRev == 0:
-	case err != nil:
-		return err
-	default:
-		name, err := state.Name(p.Root, path)
-		if err != nil {
-			return err
-		}
-		if data, err = state.Open(p.Key, kindLedger, name, data); err != nil {
-			return err
-		}
-		if err := json.Unmarshal(data, &c); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	r.LoadCold(c.Findings, append(c.History, r.History...))
-	return nil
-}
-
-// saveCold writes the run's next ledger when the update changed the cold
-// part (a loaded ledger: a phase concluded; or new history steps), and
-// reports whether it did: the ledger it replaces is removed once the state
-// naming the new one is written (sweepLedgers).
-func (p Project) saveCold(r *loop.Run, now time.Time) (bool, error) {
-	if !r.ColdLoaded() {
-		if len(r.History) == 0 {
-			return false, nil
-		}
-		if err := p.LoadCold(r); err != nil {
-			// A ledger that cannot be read (forged, a FIFO, too large,
-			// missing) is kept aside, and a new one starts with this
-			// update's steps.
-			path := p.ledgerPath(r.ID, r.LedgerRev)
-			aside := fmt.Sprintf("%s.unreadable-%d", path, now.UnixNano())
-			if rerr := os.Rename(path, aside); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-				return false, fmt.Errorf("%v; and keeping it aside failed: %w", err, rerr)
-			}
-			r.LoadCold(nil, r.History)
-		}
-	}
-	data, err := json.Marshal(cold{r.Findings, r.History})
-	if err != nil {
-		return false, err
-	}
-	rev := r.Revision + 1 // the revision Encode gives the state
-	path := p.ledgerPath(r.ID, rev)
-	name, err := state.Name(p.Root, path)
-	if err != nil {
-		return false, err
-	}
-	if err := state.WriteOwn(p.Root, path, state.Seal(p.Key, kindLedger, name, data)); err != nil {
-		return false, err
-	}
-	r.LedgerRev = rev
-	return true, nil
 }
 
 // maxSessionFile caps a session file, which holds one run id.
@@ -364,25 +268,6 @@ func (a *App) update(st state.Store, p Project, id string, fn func(r *loop.Run) 
 		p.sweepLedgers(out)
 	}
 	return out, err
-}
-
-// sweepLedgers removes the run's ledgers other than the one its state now
-// names: the one just replaced, and any a crash left behind. Only updates
-// that wrote a ledger pay for the listing.
-func (p Project) sweepLedgers(r *loop.Run) {
-	keep := filepath.Base(p.ledgerPath(r.ID, r.LedgerRev))
-	entries, _ := os.ReadDir(p.runDir(r.ID))
-	for _, e := range entries {
-		if e.Name() != keep && isLedger(e) {
-			_ = os.Remove(filepath.Join(p.runDir(r.ID), e.Name()))
-		}
-	}
-}
-
-// isLedger reports whether a run directory's entry is a ledger file.
-func isLedger(e fs.DirEntry) bool {
-	name := e.Name()
-	return e.Type().IsRegular() && (name == "ledger.json" || strings.HasPrefix(name, "ledger-") && strings.HasSuffix(name, ".json"))
 }
 
 // writeFile writes one of a run's files atomically, refusing to go through

@@ -281,7 +281,7 @@ func TestTamperedRunNeverApproves(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
-	if _, err := Decode([]byte(`{"version":2,"run_id":"x","phase":"review"}`)); !errors.Is(err, ErrNewerVersion) {
+	if _, err := Decode([]byte(`{"version":99,"run_id":"x","phase":"review"}`)); !errors.Is(err, ErrNewerVersion) {
 		t.Errorf("newer version: err = %v, want ErrNewerVersion", err)
 	}
 	for _, bad := range []string{`{"version":1`, `{"version":1}`, `[]`, `{"version":"1"}`} {

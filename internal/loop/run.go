@@ -18,8 +18,9 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
-// Version is the state file format this binary reads and writes.
-const Version = 1
+// Version is the state file format this binary reads and writes (2: the
+// ledger's settled findings in segments, internal/app/ledger.go).
+const Version = 2
 
 // ErrNewerVersion means the state file was written by a newer whetstone.
 var ErrNewerVersion = errors.New("state file written by a newer whetstone")

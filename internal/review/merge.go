@@ -536,6 +536,10 @@ func newLedgerIndex(ledger []Entry, tok *tokens) *ledgerIndex {
 	for i, e := range ledger {
 		ws := [][]int32{tok.set(e.Title)}
 		for _, t := range e.Titles {
+			if t == e.Title {
+				ws = append(ws, ws[0]) // the same words: tokenised once
+				continue
+			}
 			ws = append(ws, tok.set(t))
 		}
 		lx.wordings[i] = ws

@@ -1,0 +1,396 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/whetstone-dev/whetstone/internal/loop"
+	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
+	"github.com/whetstone-dev/whetstone/internal/state"
+)
+
+// The ledger of a run is kept in two parts, so that concluding a phase
+// costs about the same in iteration 20 as in iteration 1:
+//
+//   - the head, ledger-<rev>.json: the findings still in play (every one
+//     not settled), the history, and the list of segments. It is small and
+//     rewritten by every update that changes the cold part.
+//   - segments, ledger-<rev>.settled.json: findings that were settled
+//     (resolved, withdrawn, disproved), appended when they settle and
+//     never rewritten. A later segment, and the head, override an earlier
+//     copy of the same id (a finding reopened, or whose lines a fix moved).
+//
+// Both are sealed (kind "ledger" and "ledger-segment") under names that hold
+// the revision that wrote them, so neither can be swapped for an older
+// genuine one. Format version 1 (one ledger file holding every finding) is
+// still read; it is rewritten as version 2 by the next update.
+
+// maxLedger caps a ledger file (head or segment).
+const maxLedger = 64 << 20
+
+// ledgerVersion is the format of the ledger files this binary writes.
+const ledgerVersion = 2
+
+// Kinds of sealed ledger file.
+const (
+	kindLedger  = "ledger"
+	kindSegment = "ledger-segment"
+)
+
+// cold is a ledger head: a run's unsettled findings and history, which only
+// the hook that concludes a phase and the reports read (state.json has a
+// digest), and the revisions of its segments, oldest first.
+type cold struct {
+	Version  int            `json:"version,omitempty"` // 0: version 1, every finding here
+	Findings []review.Entry `json:"findings"`
+	History  []loop.Step    `json:"history"`
+	Segments []int          `json:"segments,omitempty"`
+}
+
+// segment is a ledger segment: findings as they were when they settled
+// (decodeSettled reads it).
+type segment struct {
+	Version  int            `json:"version"`
+	Findings []review.Entry `json:"findings"`
+}
+
+// ledgerPath names the ledger head written with state revision rev:
+// ledger-<rev>.json (ledger.json for a run begun before ledgers were
+// numbered). state.json names its ledger's revision, so the two change
+// together: an update writes the new ledger under a new name first, and
+// only the state's rename makes it the run's; a crash in between leaves a
+// file no state names, which the next update overwrites. The number is also
+// in the name the ledger's MAC binds, so an older ledger put back in place
+// of the current one does not verify.
+func (p Project) ledgerPath(id string, rev int) string {
+	if rev == 0 {
+		return filepath.Join(p.runDir(id), "ledger.json")
+	}
+	return filepath.Join(p.runDir(id), fmt.Sprintf("ledger-%d.json", rev))
+}
+
+// segmentPath names the segment written with state revision rev.
+func (p Project) segmentPath(id string, rev int) string {
+	return filepath.Join(p.runDir(id), fmt.Sprintf("ledger-%d.settled.json", rev))
+}
+
+// archive is what a process knows of a ledger head it read or wrote: its
+// segments and the latest copy of each finding in them, so that the next
+// save writes only what changed. It is keyed by the head's path.
+type archive struct {
+	segments []int
+	settled  map[string]review.Entry
+}
+
+var (
+	archivesMu sync.Mutex
+	archives   = map[string]*archive{}
+)
+
+func archiveOf(path string) *archive {
+	archivesMu.Lock()
+	defer archivesMu.Unlock()
+	return archives[path]
+}
+
+func setArchive(path string, a *archive) {
+	archivesMu.Lock()
+	defer archivesMu.Unlock()
+	archives[path] = a
+}
+
+// readSealedFile reads and verifies one of a run's sealed files.
+func (p Project) readSealedFile(path, kind string, limit int64) ([]byte, error) {
+	data, err := safeio.ReadOwn(p.Root, path, limit)
+	if err != nil {
+		return nil, err
+	}
+	name, err := state.Name(p.Root, path)
+	if err != nil {
+		return nil, err
+	}
+	return state.Open(p.Key, kind, name, data)
+}
+
+// LoadCold gives r its ledger and history, verified. Steps r added before
+// loading stay last.
+func (p Project) LoadCold(r *loop.Run) error {
+	if r.ColdLoaded() {
+		return nil
+	}
+	var c cold
+	path := p.ledgerPath(r.ID, r.LedgerRev)
+	data, err := p.readSealedFile(path, kindLedger, maxLedger)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && r.LedgerRev == 0:
+	case err != nil:
+		return err
+	default:
+		if v := ledgerVersionOf(data); v > ledgerVersion {
+			return fmt.Errorf("%s: %w (ledger version %d; this binary reads version %d): upgrade whetstone", path, loop.ErrNewerVersion, v, ledgerVersion)
+		}
+		if err := json.Unmarshal(data, &c); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	ar := &archive{segments: c.Segments, settled: map[string]review.Entry{}}
+	findings := c.Findings
+	if len(c.Segments) > 0 {
+		// The segments' findings, each id's latest copy, then the head's
+		// over them; the ledger is in id order.
+		for _, rev := range c.Segments {
+			spath := p.segmentPath(r.ID, rev)
+			data, err := p.readSealedFile(spath, kindSegment, maxLedger)
+			if err != nil {
+				return fmt.Errorf("ledger segment: %w", err)
+			}
+			if v := ledgerVersionOf(data); v > ledgerVersion {
+				return fmt.Errorf("%s: %w (ledger version %d; this binary reads version %d): upgrade whetstone", spath, loop.ErrNewerVersion, v, ledgerVersion)
+			}
+			if err := decodeSettled(data, ar.settled); err != nil {
+				return fmt.Errorf("%s: %w", spath, err)
+			}
+		}
+		inHead := make(map[string]bool, len(c.Findings))
+		for _, e := range c.Findings {
+			inHead[e.ID] = true
+		}
+		findings = make([]review.Entry, 0, len(ar.settled)+len(c.Findings))
+		findings = append(findings, c.Findings...)
+		for id, e := range ar.settled {
+			if !inHead[id] {
+				findings = append(findings, e)
+			}
+		}
+		slices.SortFunc(findings, func(a, b review.Entry) int { return compareIDs(a.ID, b.ID) })
+	}
+	setArchive(path, ar)
+	r.LoadCold(findings, append(c.History, r.History...))
+	return nil
+}
+
+// ledgerVersionOf peeks at a ledger head's version without decoding it.
+func ledgerVersionOf(data []byte) int64 {
+	return gjson.GetBytes(data, "version").Int()
+}
+
+// decodeSettled adds a segment's findings to settled, by id. A segment is
+// sealed and written by whetstone, so its shape is known: it is read in one
+// pass with gjson rather than by reflection, which is most of a large
+// ledger's load (TestDecodeSettled checks it against encoding/json).
+func decodeSettled(data []byte, settled map[string]review.Entry) error {
+	if !gjson.ValidBytes(data) {
+		return errors.New("not valid JSON")
+	}
+	findings := gjson.GetBytes(data, "findings")
+	if !findings.IsArray() {
+		return errors.New("no findings array")
+	}
+	strs := func(v gjson.Result) []string {
+		if !v.IsArray() {
+			return nil
+		}
+		out := []string{}
+		for _, x := range v.Array() {
+			out = append(out, x.Str)
+		}
+		return out
+	}
+	var bad error
+	findings.ForEach(func(_, f gjson.Result) bool {
+		if !f.IsObject() {
+			bad = errors.New("a finding is not an object")
+			return false
+		}
+		var e review.Entry
+		f.ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "id":
+				e.ID = v.Str
+			case "status":
+				e.Status = v.Str
+			case "severity":
+				e.Severity = v.Str
+			case "confidence":
+				e.Confidence = int(v.Int())
+			case "category":
+				e.Category = v.Str
+			case "rule":
+				e.Rule = v.Str
+			case "file":
+				e.File = v.Str
+			case "line":
+				e.Line = int(v.Int())
+			case "end_line":
+				e.EndLine = int(v.Int())
+			case "title":
+				e.Title = v.Str
+			case "titles":
+				e.Titles = strs(v)
+			case "reviewers":
+				e.Reviewers = strs(v)
+			case "blocking":
+				e.Blocking = v.Bool()
+			case "pre_existing":
+				e.PreExisting = v.Bool()
+			case "first_iteration":
+				e.First = int(v.Int())
+			case "last_iteration":
+				e.Last = int(v.Int())
+			case "claim":
+				e.Claim = v.Str
+			case "claim_note":
+				e.ClaimNote = v.Str
+			case "reopens":
+				e.Reopens = int(v.Int())
+			}
+			return true
+		})
+		settled[e.ID] = e
+		return true
+	})
+	return bad
+}
+
+// compareIDs orders finding ids F-0001 … F-9999, F-10000 … by number.
+func compareIDs(a, b string) int {
+	na, ea := strconv.Atoi(strings.TrimPrefix(a, "F-"))
+	nb, eb := strconv.Atoi(strings.TrimPrefix(b, "F-"))
+	if ea != nil || eb != nil || na == nb {
+		return strings.Compare(a, b)
+	}
+	return na - nb
+}
+
+// settled reports whether a finding is done with: it goes to a segment.
+func settled(e review.Entry) bool {
+	return e.Status == review.StatusResolved || e.Status == review.StatusWithdrawn || e.Status == review.StatusDisproved
+}
+
+// saveCold writes the run's next ledger head when the update changed the
+// cold part (a loaded ledger: a phase concluded; or new history steps),
+// preceded by a segment of the findings that settled or changed since
+// they were archived, and reports whether it did: the head it replaces is
+// removed once the state naming the new one is written (sweepLedgers).
+func (p Project) saveCold(r *loop.Run, now time.Time) (bool, error) {
+	if !r.ColdLoaded() {
+		if len(r.History) == 0 {
+			return false, nil
+		}
+		if err := p.LoadCold(r); err != nil {
+			// A ledger that cannot be read (forged, a FIFO, too large,
+			// missing, a segment lost) is kept aside, and a new one starts
+			// with this update's steps.
+			path := p.ledgerPath(r.ID, r.LedgerRev)
+			aside := fmt.Sprintf("%s.unreadable-%d", path, now.UnixNano())
+			if rerr := os.Rename(path, aside); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				return false, fmt.Errorf("%v; and keeping it aside failed: %w", err, rerr)
+			}
+			r.LoadCold(nil, r.History)
+			setArchive(path, nil)
+		}
+	}
+	old := archiveOf(p.ledgerPath(r.ID, r.LedgerRev))
+	if old == nil {
+		old = &archive{settled: map[string]review.Entry{}}
+	}
+	next := &archive{segments: slices.Clone(old.segments), settled: old.settled}
+	head := cold{Version: ledgerVersion, Findings: []review.Entry{}, History: r.History}
+	var fresh []review.Entry
+	for _, e := range r.Findings {
+		switch prev, ok := old.settled[e.ID]; {
+		case !settled(e):
+			head.Findings = append(head.Findings, e)
+		case !ok || !sameEntry(prev, e):
+			fresh = append(fresh, e)
+		}
+	}
+	rev := r.Revision + 1 // the revision Encode gives the state
+	if len(fresh) > 0 {
+		data, err := json.Marshal(segment{Version: ledgerVersion, Findings: fresh})
+		if err != nil {
+			return false, err
+		}
+		if err := p.writeSealed(p.segmentPath(r.ID, rev), kindSegment, data); err != nil {
+			return false, err
+		}
+		next.settled = make(map[string]review.Entry, len(old.settled)+len(fresh))
+		for id, e := range old.settled {
+			next.settled[id] = e
+		}
+		for _, e := range fresh {
+			next.settled[e.ID] = e
+		}
+		next.segments = append(next.segments, rev)
+	}
+	head.Segments = next.segments
+	data, err := json.Marshal(head)
+	if err != nil {
+		return false, err
+	}
+	path := p.ledgerPath(r.ID, rev)
+	if err := p.writeSealed(path, kindLedger, data); err != nil {
+		return false, err
+	}
+	setArchive(path, next)
+	r.LedgerRev = rev
+	return true, nil
+}
+
+// writeSealed seals data as kind under path's name and writes it.
+func (p Project) writeSealed(path, kind string, data []byte) error {
+	name, err := state.Name(p.Root, path)
+	if err != nil {
+		return err
+	}
+	return state.WriteOwn(p.Root, path, state.Seal(p.Key, kind, name, data))
+}
+
+// sameEntry reports whether two copies of a finding are the same.
+func sameEntry(a, b review.Entry) bool {
+	return slices.Equal(a.Titles, b.Titles) && slices.Equal(a.Reviewers, b.Reviewers) &&
+		a.ID == b.ID && a.Status == b.Status && a.Severity == b.Severity && a.Confidence == b.Confidence &&
+		a.Category == b.Category && a.Rule == b.Rule && a.File == b.File && a.Line == b.Line && a.EndLine == b.EndLine &&
+		a.Title == b.Title && a.Blocking == b.Blocking && a.PreExisting == b.PreExisting && a.First == b.First &&
+		a.Last == b.Last && a.Claim == b.Claim && a.ClaimNote == b.ClaimNote && a.Reopens == b.Reopens
+}
+
+// sweepLedgers removes the run's ledger files other than the head its
+// state now names and that head's segments: the head just replaced, and
+// any a crash left behind. Only updates that wrote a ledger pay for the
+// listing.
+func (p Project) sweepLedgers(r *loop.Run) {
+	path := p.ledgerPath(r.ID, r.LedgerRev)
+	keep := map[string]bool{filepath.Base(path): true}
+	ar := archiveOf(path)
+	if ar == nil {
+		return // not known here: keep everything
+	}
+	for _, rev := range ar.segments {
+		keep[filepath.Base(p.segmentPath(r.ID, rev))] = true
+	}
+	entries, _ := os.ReadDir(p.runDir(r.ID))
+	for _, e := range entries {
+		if !keep[e.Name()] && isLedger(e) {
+			_ = os.Remove(filepath.Join(p.runDir(r.ID), e.Name()))
+		}
+	}
+}
+
+// isLedger reports whether a run directory's entry is a ledger file (a
+// head or a segment).
+func isLedger(e fs.DirEntry) bool {
+	name := e.Name()
+	return e.Type().IsRegular() && (name == "ledger.json" || strings.HasPrefix(name, "ledger-") && strings.HasSuffix(name, ".json"))
+}
