@@ -107,9 +107,14 @@ func (s *ocSession) writeConfig(extra map[string]any) {
 	}
 }
 
-// driver is the OpenCode driver the demo shares.
+// driver is the OpenCode driver the demo shares. A session that talks to
+// no model (one that only lists agents) has none.
 func (s *ocSession) driver() opencode.Driver {
-	return opencode.Driver{Bin: s.env.opencode, Home: s.home, ModelURL: s.model.URL}
+	d := opencode.Driver{Bin: s.env.opencode, Home: s.home}
+	if s.model != nil {
+		d.ModelURL = s.model.URL
+	}
+	return d
 }
 
 // install installs whetstone into the global config dir with `whetstone
