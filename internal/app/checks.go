@@ -16,15 +16,15 @@ import (
 // ("off", or "if-available" without a sandbox); else not at all.
 func (a *App) containCheck(proj Project, setting string) scope.Contain {
 	return func(argv []string) ([]string, string) {
-		if setting == sandboxOff {
+		if setting == SandboxOff {
 			return argv, ""
 		}
-		bwrap, ok := a.sandbox()
+		bwrap, ok := a.FindSandbox()
 		switch {
-		case !ok && setting == sandboxIfAvailable:
+		case !ok && setting == SandboxIfAvailable:
 			return argv, ""
 		case !ok:
-			return nil, fmt.Sprintf("it runs the project's code, which whetstone runs only in its sandbox, and there is none here (%s)", noSandbox())
+			return nil, fmt.Sprintf("it runs the project's code, which whetstone runs only in its sandbox, and there is none here (%s)", NoSandbox())
 		}
 		words := make([]string, len(argv))
 		for i, w := range argv {

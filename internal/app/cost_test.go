@@ -14,6 +14,7 @@ import (
 
 	"github.com/whetstone-dev/whetstone/internal/app"
 	"github.com/whetstone-dev/whetstone/internal/fakemodel"
+	"github.com/whetstone-dev/whetstone/internal/inspect"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	runreport "github.com/whetstone-dev/whetstone/internal/report"
 	"github.com/whetstone-dev/whetstone/internal/review"
@@ -291,7 +292,7 @@ func TestStandardRunCost(t *testing.T) {
 // fixed finding's lines on GitHub and shows the fixer's hunks.
 func TestDemoReportToPaste(t *testing.T) {
 	_, _, a, proj, r := standardRun(t)
-	md, rep, err := a.RenderReport(proj, r, "md")
+	md, rep, err := inspect.RenderReport(a, proj, r, "md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/app"
 	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/inspect"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/scope"
@@ -210,7 +211,7 @@ func TestFocusedReReviewAndIntent(t *testing.T) {
 		t.Fatalf("iteration 2 expects (-want +got):\n%s", diff)
 	}
 	var agents []string
-	st := app.StatusOf(r, time.Now())
+	st := inspect.StatusOf(r, time.Now())
 	for _, a := range st.Agents {
 		agents = append(agents, a.Name+": "+a.Why)
 	}

@@ -329,9 +329,9 @@ func (g gate) cwd(dir string, strict bool) (string, bool) {
 
 // Values of whetstone.json's "sandbox" (config.File.Sandbox).
 const (
-	sandboxAuto        = "auto"         // code runs only in the sandbox; without one it is refused
-	sandboxIfAvailable = "if-available" // code runs in the sandbox where one works, unsandboxed elsewhere
-	sandboxOff         = "off"          // never rewrite: the parser alone, code runs unsandboxed
+	SandboxAuto        = "auto"         // code runs only in the sandbox; without one it is refused
+	SandboxIfAvailable = "if-available" // code runs in the sandbox where one works, unsandboxed elsewhere
+	SandboxOff         = "off"          // never rewrite: the parser alone, code runs unsandboxed
 )
 
 // contain answers a command that must or may run in the sandbox, or returns
@@ -343,27 +343,27 @@ const (
 // one sentence unless whetstone.json opts in.
 func (a *App) contain(g gate, p hook.Payload, cmd string, pol shell.Policy, reason string) *hook.Response {
 	setting := gjson.GetBytes(g.state, "settings.sandbox").String()
-	if setting == sandboxOff {
+	if setting == SandboxOff {
 		return nil
 	}
 	if pol.Mode == shell.ReadOnly && rewritesAll(p) && keyUnnamed(cmd, g.protected) && p.ToolName == "Bash" {
-		if bwrap, ok := a.sandbox(); ok {
+		if bwrap, ok := a.FindSandbox(); ok {
 			return a.sandboxed(g, p, bwrap, cmd, pol.Cwd) // the whole line, whatever it runs
 		}
 	}
 	if !runsCode(cmd, pol, reason) {
 		return nil // the parser decides a line that runs no code
 	}
-	bwrap, ok := a.sandbox()
+	bwrap, ok := a.FindSandbox()
 	switch {
 	case ok && p.ToolName == "Bash":
 		return a.sandboxed(g, p, bwrap, cmd, pol.Cwd)
 	case ok:
 		return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only in its sandbox, and only the Bash tool's commands can be sandboxed; run it with the Bash tool.", g.id, quote(cmd)))
-	case setting == sandboxIfAvailable || reason != "":
+	case setting == SandboxIfAvailable || reason != "":
 		return nil // the parser decides
 	}
-	return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only inside a bubblewrap sandbox and there is none here (%s); %s", g.id, quote(cmd), noSandbox(), getSandbox))
+	return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only inside a bubblewrap sandbox and there is none here (%s); %s", g.id, quote(cmd), NoSandbox(), getSandbox))
 }
 
 // runsCode reports whether cmd runs the project's code and, in the
@@ -386,8 +386,8 @@ func runsCode(cmd string, pol shell.Policy, reason string) bool {
 // getSandbox says how to get the sandbox, or do without it.
 const getSandbox = "install bubblewrap on Linux (docs/sandbox.md; `whetstone doctor` says what is missing), or set \"sandbox\": \"if-available\" in whetstone.json to let code run unsandboxed where there is no sandbox."
 
-// noSandbox says why there is no sandbox on this machine, in a few words.
-func noSandbox() string {
+// NoSandbox says why there is no sandbox on this machine, in a few words.
+func NoSandbox() string {
 	if runtime.GOOS != "linux" {
 		return "bubblewrap is Linux only"
 	}

@@ -1,10 +1,13 @@
 package app
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
+	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 )
 
@@ -64,4 +67,47 @@ func (a *App) PickRun(id string, onlyActive bool) (Project, *loop.Run, error) {
 		return proj, nil, fmt.Errorf("no %swhetstone run in %s", map[bool]string{true: "active "}[onlyActive], proj.Root)
 	}
 	return proj, runs[len(runs)-1], nil
+}
+
+// ValidRunID reports whether id has the shape of a run id: a session
+// prefix, a dash and a sequence number, in the characters hook.ValidName
+// allows (so it can name a directory and nothing more).
+func ValidRunID(id string) bool {
+	i := strings.LastIndexByte(id, '-')
+	if !hook.ValidName(id) || i < 1 || i == len(id)-1 {
+		return false
+	}
+	return strings.Trim(id[i+1:], "0123456789") == ""
+}
+
+// LatestRun loads the project's latest run (.whetstone/latest) without
+// scanning the runs, so status and report cost the same with 10 000 old
+// runs. When latest names a run that is gone (deleted since, or never
+// written whole), it falls back to the newest run left, saying so on
+// a.Stderr, and returns (nil, nil) when there is none.
+func (a *App) LatestRun(p Project) (*loop.Run, error) {
+	latest := p.Latest()
+	if latest != "" {
+		r, err := p.Load(latest)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return r, err
+		}
+	}
+	runs, unreadable, err := p.Runs()
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range unreadable {
+		if a.Stderr != nil && !errors.Is(u, fs.ErrNotExist) {
+			fmt.Fprintf(a.Stderr, "whetstone: %v\n", u)
+		}
+	}
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	newest := runs[len(runs)-1]
+	if latest != "" && a.Stderr != nil {
+		fmt.Fprintf(a.Stderr, "whetstone: .whetstone/latest names run %s, which no longer exists; showing the newest run, %s\n", latest, newest.ID)
+	}
+	return newest, nil
 }

@@ -58,7 +58,9 @@ func (a *App) getwd() (string, error) {
 	return os.Getwd()
 }
 
-func (a *App) sandbox() (string, bool) {
+// FindSandbox finds bubblewrap through the injected Sandbox: its path, and
+// whether it works here.
+func (a *App) FindSandbox() (string, bool) {
 	if a.Sandbox != nil {
 		return a.Sandbox()
 	}
@@ -315,6 +317,10 @@ func (a *App) Open(dir string) (Project, error) {
 	proj := Project{Root: FindRoot(dir)}
 	return proj, a.keyed(&proj)
 }
+
+// KeyPath is the file of the key that verifies the project's runs, once
+// Open has loaded it.
+func (p Project) KeyPath() string { return p.keyPath }
 
 // Latest returns the id of the project's most recently created run, or ""
 // when none is recorded.

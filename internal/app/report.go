@@ -202,14 +202,3 @@ func (p Project) code(r *loop.Run, c scope.Context) runreport.Code {
 	}
 	return code
 }
-
-// RenderReport renders a run's report in one of runreport.Formats.
-func (a *App) RenderReport(proj Project, r *loop.Run, format string) ([]byte, *runreport.Report, error) {
-	f, ok := runreport.FormatNamed(format)
-	if !ok {
-		return nil, nil, fmt.Errorf("unknown report format %q", format)
-	}
-	rep := a.Report(proj, r)
-	data, err := f.Render(rep, whetstone.Version)
-	return data, rep, err
-}

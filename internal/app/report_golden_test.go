@@ -19,6 +19,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/app"
 	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/inspect"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	runreport "github.com/whetstone-dev/whetstone/internal/report"
 )
@@ -344,7 +345,7 @@ func TestReportGolden(t *testing.T) {
 	}
 	runDir := filepath.Join(proj.Root, ".whetstone", "runs", r.ID)
 	for _, f := range []struct{ format, file string }{{"md", "report.md"}, {"json", "report.json"}, {"sarif", "report.sarif"}, {"rdjson", "report.rdjson"}} {
-		got, _, err := a.RenderReport(proj, r, f.format)
+		got, _, err := inspect.RenderReport(a, proj, r, f.format)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -371,7 +372,7 @@ func TestReportGolden(t *testing.T) {
 			}
 			validateSchema(t, reportSchema, got)
 		case "md":
-			data, _, err := a.RenderReport(proj, r, "json")
+			data, _, err := inspect.RenderReport(a, proj, r, "json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -441,7 +442,7 @@ func TestReportWithoutItsFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(runDir, "iter-1", "verdict.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	md, rep, err := a.RenderReport(proj, r, "md")
+	md, rep, err := inspect.RenderReport(a, proj, r, "md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	urfave "github.com/urfave/cli/v2"
-	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/doctor"
 )
 
 func newDoctorCommand(d deps) *urfave.Command {
@@ -27,9 +27,9 @@ func runDoctor(d deps) error {
 	if err != nil {
 		return err
 	}
-	checks := d.app.Doctor(wd)
-	_, err = io.WriteString(d.stdout, app.DoctorText(checks, colour(d.stdout)))
-	if err == nil && !app.Healthy(checks) {
+	checks := doctor.Run(d.app, wd)
+	_, err = io.WriteString(d.stdout, doctor.Text(checks, colour(d.stdout)))
+	if err == nil && !doctor.Healthy(checks) {
 		return exitError{1, errors.New("doctor found problems (see above)")}
 	}
 	return err

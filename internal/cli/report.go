@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	urfave "github.com/urfave/cli/v2"
+	"github.com/whetstone-dev/whetstone/internal/inspect"
 	runreport "github.com/whetstone-dev/whetstone/internal/report"
 )
 
@@ -38,7 +39,7 @@ func runReport(d deps, opts reportOptions) error {
 	if err != nil {
 		return err
 	}
-	data, rep, err := d.app.RenderReport(proj, r, opts.format)
+	data, rep, err := inspect.RenderReport(d.app, proj, r, opts.format)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	urfave "github.com/urfave/cli/v2"
-	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/inspect"
 )
 
 type statsOptions struct {
@@ -33,7 +33,7 @@ func newStatsCommand(d deps) *urfave.Command {
 func runStats(d deps, opts statsOptions) error {
 	var since time.Time
 	if opts.since != "" {
-		t, err := app.ParseSince(opts.since, d.app.Now())
+		t, err := inspect.ParseSince(opts.since, d.app.Now())
 		if err != nil {
 			return usageErr("--since: %v", err)
 		}
@@ -47,7 +47,7 @@ func runStats(d deps, opts statsOptions) error {
 	if err != nil {
 		return err
 	}
-	st, unreadable, err := d.app.Stats(proj, since)
+	st, unreadable, err := inspect.StatsOf(proj, since)
 	if err != nil {
 		return err
 	}

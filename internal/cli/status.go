@@ -4,7 +4,7 @@ import (
 	"io"
 
 	urfave "github.com/urfave/cli/v2"
-	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/inspect"
 )
 
 type statusOptions struct {
@@ -32,7 +32,7 @@ func runStatus(d deps, opts statusOptions) error {
 	if err != nil {
 		return err
 	}
-	st := app.StatusOf(r, d.app.Now())
+	st := inspect.StatusOf(r, d.app.Now())
 	if opts.json {
 		_, err := d.stdout.Write(marshalIndent(st))
 		return err

@@ -1,14 +1,16 @@
-package app
+// Package inspect shows runs to a person or a script at the command line:
+// `whetstone status`, `whetstone stats` and the report `whetstone report`
+// prints. It reads runs through internal/app's Project and Run API and
+// changes nothing; the hooks never call it.
+package inspect
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 
-	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
+	"github.com/whetstone-dev/whetstone/internal/paint"
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
@@ -100,21 +102,21 @@ func StatusOf(r *loop.Run, now time.Time) Status {
 
 // Text renders the status for a terminal, coloured when colour is set.
 func (s Status) Text(colour bool) string {
-	p := painter(colour)
+	p := paint.Painter(colour)
 	var b strings.Builder
 	if s.Active {
 		fmt.Fprintf(&b, "whetstone run %s · %s phase · iteration %d of at most %d · depth %s\n",
-			s.Run, p.bold(string(s.Phase)), s.Iteration, s.MaxIterations, s.Depth)
+			s.Run, p.Bold(string(s.Phase)), s.Iteration, s.MaxIterations, s.Depth)
 	} else if s.Phase == loop.Done {
-		fmt.Fprintf(&b, "whetstone run %s · %s after %s: %s\n", s.Run, p.bold("DONE"), review.Plural(s.Iteration, "iteration"), p.verdict(s.Verdict))
+		fmt.Fprintf(&b, "whetstone run %s · %s after %s: %s\n", s.Run, p.Bold("DONE"), review.Plural(s.Iteration, "iteration"), p.Verdict(s.Verdict))
 	} else {
-		fmt.Fprintf(&b, "whetstone run %s · %s (%s) at iteration %d: %s\n", s.Run, p.bold("STOPPED"), s.StopReason, s.Iteration, p.verdict(s.Verdict))
+		fmt.Fprintf(&b, "whetstone run %s · %s (%s) at iteration %d: %s\n", s.Run, p.Bold("STOPPED"), s.StopReason, s.Iteration, p.Verdict(s.Verdict))
 	}
 	if s.Error != "" {
 		fmt.Fprintf(&b, "  error:    %s\n", review.CleanLine(s.Error))
 	}
 	if len(s.Tampered) > 0 {
-		fmt.Fprintf(&b, "  %s the project was changed during a read-only phase: %s\n", p.red("!"), review.CleanLine(strings.Join(s.Tampered[max(0, len(s.Tampered)-5):], "; ")))
+		fmt.Fprintf(&b, "  %s the project was changed during a read-only phase: %s\n", p.Red("!"), review.CleanLine(strings.Join(s.Tampered[max(0, len(s.Tampered)-5):], "; ")))
 	}
 	elapsed := loop.FormatDuration(time.Duration(s.Elapsed) * time.Second)
 	if s.BudgetMinutes > 0 {
@@ -138,9 +140,9 @@ func (s Status) Text(colour bool) string {
 			st := a.Status
 			switch st {
 			case loop.Reported:
-				st = p.green(st)
+				st = p.Green(st)
 			case loop.Failed:
-				st = p.red(st)
+				st = p.Red(st)
 			}
 			if a.Rejections > 0 {
 				st += fmt.Sprintf(" (%s rejected)", review.Plural(a.Rejections, "report"))
@@ -159,7 +161,7 @@ func (s Status) Text(colour bool) string {
 	return b.String()
 }
 
-func (s Status) findings(p painter) string {
+func (s Status) findings(p paint.Painter) string {
 	if s.Raised == 0 {
 		return "none raised"
 	}
@@ -168,7 +170,7 @@ func (s Status) findings(p painter) string {
 		if n > 0 {
 			part := fmt.Sprintf("%d %s", n, review.Severities[i])
 			if i < 2 {
-				part = p.red(part)
+				part = p.Red(part)
 			}
 			parts = append(parts, part)
 		}
@@ -177,75 +179,4 @@ func (s Status) findings(p painter) string {
 		return fmt.Sprintf("%d raised, none open", s.Raised)
 	}
 	return fmt.Sprintf("%d raised; open: %s; %d blocking", s.Raised, strings.Join(parts, ", "), len(s.Blocking))
-}
-
-// ValidRunID reports whether id has the shape of a run id: a session
-// prefix, a dash and a sequence number, in the characters hook.ValidName
-// allows (so it can name a directory and nothing more).
-func ValidRunID(id string) bool {
-	i := strings.LastIndexByte(id, '-')
-	if !hook.ValidName(id) || i < 1 || i == len(id)-1 {
-		return false
-	}
-	return strings.Trim(id[i+1:], "0123456789") == ""
-}
-
-// painter adds ANSI colours when on.
-type painter bool
-
-func (p painter) wrap(code, s string) string {
-	if !p {
-		return s
-	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
-}
-func (p painter) bold(s string) string  { return p.wrap("1", s) }
-func (p painter) red(s string) string   { return p.wrap("31", s) }
-func (p painter) green(s string) string { return p.wrap("32", s) }
-func (p painter) yellow(s string) string {
-	return p.wrap("33", s)
-}
-
-func (p painter) verdict(v string) string {
-	switch v {
-	case "":
-		return loop.NoVerdict // an aborted or failed run has none
-	case review.Approve, review.ApproveWithNotes:
-		return p.green(v)
-	case review.RequestChanges:
-		return p.yellow(v)
-	}
-	return p.red(v)
-}
-
-// LatestRun loads the project's latest run (.whetstone/latest) without
-// scanning the runs, so status and report cost the same with 10 000 old
-// runs. When latest names a run that is gone (deleted since, or never
-// written whole), it falls back to the newest run left, saying so on
-// a.Stderr, and returns (nil, nil) when there is none.
-func (a *App) LatestRun(p Project) (*loop.Run, error) {
-	latest := p.Latest()
-	if latest != "" {
-		r, err := p.Load(latest)
-		if !errors.Is(err, fs.ErrNotExist) {
-			return r, err
-		}
-	}
-	runs, unreadable, err := p.Runs()
-	if err != nil {
-		return nil, err
-	}
-	for _, u := range unreadable {
-		if a.Stderr != nil && !errors.Is(u, fs.ErrNotExist) {
-			fmt.Fprintf(a.Stderr, "whetstone: %v\n", u)
-		}
-	}
-	if len(runs) == 0 {
-		return nil, nil
-	}
-	newest := runs[len(runs)-1]
-	if latest != "" && a.Stderr != nil {
-		fmt.Fprintf(a.Stderr, "whetstone: .whetstone/latest names run %s, which no longer exists; showing the newest run, %s\n", latest, newest.ID)
-	}
-	return newest, nil
 }

@@ -1,4 +1,4 @@
-package app
+package inspect
 
 import (
 	"cmp"
@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/whetstone-dev/whetstone/internal/app"
 	"github.com/whetstone-dev/whetstone/internal/loop"
+	"github.com/whetstone-dev/whetstone/internal/paint"
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
@@ -130,9 +132,9 @@ func ParseSince(v string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("want a date (2026-11-01), an RFC 3339 time or an age (7d, 12h); got %q", v)
 }
 
-// Stats summarises the project's runs created at or after since (all runs
+// StatsOf summarises the project's runs created at or after since (all runs
 // when since is zero). Runs that cannot be read are left out and named.
-func (a *App) Stats(proj Project, since time.Time) (Stats, []error, error) {
+func StatsOf(proj app.Project, since time.Time) (Stats, []error, error) {
 	runs, unreadable, err := proj.Runs()
 	if err != nil {
 		return Stats{}, unreadable, err
@@ -253,7 +255,7 @@ const barWidth = 24
 
 // Text renders the stats for a terminal: counts with small bars.
 func (s Stats) Text(colour bool) string {
-	p := painter(colour)
+	p := paint.Painter(colour)
 	var b strings.Builder
 	b.WriteString("whetstone stats · " + review.Plural(s.Runs, "run"))
 	if s.Active > 0 {
@@ -272,7 +274,7 @@ func (s Stats) Text(colour bool) string {
 		var rows []row
 		for _, v := range []string{review.Approve, review.ApproveWithNotes, review.RequestChanges, review.Block} {
 			if s.Verdicts[v] > 0 {
-				rows = append(rows, row{p.verdict(v), len(v), s.Verdicts[v]})
+				rows = append(rows, row{p.Verdict(v), len(v), s.Verdicts[v]})
 			}
 		}
 		if s.NoVerdict > 0 {

@@ -1,4 +1,4 @@
-package app_test
+package inspect_test
 
 import (
 	"fmt"
@@ -6,16 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/inspect"
 )
+
+// fixtureAt is the first run's creation time.
+var fixtureAt = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 
 // TestStatsRunsLatestFirst: stats lists what each run cost, the latest ten
 // newest first, and says how many it left out; a run whose tokens were not
 // counted says so rather than 0.
 func TestStatsRunsLatestFirst(t *testing.T) {
-	st := app.Stats{Schema: app.StatsSchema, Runs: 12}
+	st := inspect.Stats{Schema: inspect.StatsSchema, Runs: 12}
 	for i := range 12 {
-		r := app.RunStats{ID: fmt.Sprintf("sess-%02d-1", i), Created: fixtureAt.Add(time.Duration(i) * time.Hour), Phase: "done",
+		r := inspect.RunStats{ID: fmt.Sprintf("sess-%02d-1", i), Created: fixtureAt.Add(time.Duration(i) * time.Hour), Phase: "done",
 			Verdict: "APPROVE", Iterations: 2, Seconds: 90}
 		if i%2 == 0 {
 			tokens := 1000 * (i + 1)

@@ -1,4 +1,9 @@
-package app
+// Package doctor checks a whetstone installation for `whetstone doctor`:
+// the binary against its plugin, the plugin's files, Go, the clients, the
+// sandbox, the signing key, .whetstone/ and git. It reads the project
+// through internal/app and changes nothing (a probe file it creates it
+// removes); the hooks never call it.
+package doctor
 
 import (
 	"bytes"
@@ -19,9 +24,11 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone"
+	"github.com/whetstone-dev/whetstone/internal/app"
 	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/config"
+	"github.com/whetstone-dev/whetstone/internal/paint"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/state"
@@ -45,15 +52,15 @@ const (
 // toolTimeout bounds each `<tool> --version` doctor runs.
 const toolTimeout = 10 * time.Second
 
-// Doctor checks the installation as seen from dir: the binary against the
+// Run checks the installation as seen from dir: the binary against the
 // plugin it belongs to, the plugin's files, Go when the plugin is built
 // from source, the clients, bubblewrap, the key, .whetstone/ and git.
 // Everything it runs is found on PATH, so a test controls what it finds.
-func (a *App) Doctor(dir string) []Check {
+func Run(a *app.App, dir string) []Check {
 	root := pluginRoot(a.Getenv)
 	checks := []Check{versionCheck(root), pluginCheck(root, brief.Agents()), goCheck(root)}
 	checks = append(checks, clientChecks()...)
-	checks = append(checks, a.sandboxCheck(FindRoot(dir)), a.keyCheck(FindRoot(dir)), writeCheck(FindRoot(dir)), gitCheck(dir))
+	checks = append(checks, sandboxCheck(a, app.FindRoot(dir)), keyCheck(a, app.FindRoot(dir)), writeCheck(app.FindRoot(dir)), gitCheck(dir))
 	return checks
 }
 
@@ -62,10 +69,10 @@ func Healthy(checks []Check) bool {
 	return !slices.ContainsFunc(checks, func(c Check) bool { return c.Level == Fail })
 }
 
-// DoctorText renders the checks, one line each and the fix below a
+// Text renders the checks, one line each and the fix below a
 // problem, then a one-line verdict.
-func DoctorText(checks []Check, colour bool) string {
-	p := painter(colour)
+func Text(checks []Check, colour bool) string {
+	p := paint.Painter(colour)
 	var b strings.Builder
 	fmt.Fprintf(&b, "whetstone doctor (whetstone %s)\n", whetstone.Version)
 	fails, warns := 0, 0
@@ -73,12 +80,12 @@ func DoctorText(checks []Check, colour bool) string {
 		level := fmt.Sprintf("%-4s", c.Level)
 		switch c.Level {
 		case OK:
-			level = p.green(level)
+			level = p.Green(level)
 		case Warn:
-			level = p.yellow(level)
+			level = p.Yellow(level)
 			warns++
 		case Fail:
-			level = p.red(level)
+			level = p.Red(level)
 			fails++
 		}
 		fmt.Fprintf(&b, "  %s  %-9s %s\n", level, c.Name, c.Detail)
@@ -197,8 +204,8 @@ func pluginCheck(root string, reg brief.Registry) Check {
 		problems = append(problems, fmt.Sprintf("hooks/hooks.json: %v", err))
 	} else {
 		var unhooked []string
-		for _, sub := range slices.Sorted(maps.Keys(Events)) {
-			event := Events[sub]
+		for _, sub := range slices.Sorted(maps.Keys(app.Events)) {
+			event := app.Events[sub]
 			found := false
 			for _, m := range hooks.Hooks[event] {
 				for _, h := range m.Hooks {
@@ -295,15 +302,15 @@ func clientChecks() []Check {
 // sandboxCheck says whether the sandbox works here and, with the
 // project's whetstone.json, what happens during a run to the commands that
 // run the project's code: sandboxed, refused, or run unsandboxed.
-func (a *App) sandboxCheck(root string) Check {
+func sandboxCheck(a *app.App, root string) Check {
 	c := Check{Name: "sandbox", Level: OK}
-	setting := sandboxAuto
+	setting := app.SandboxAuto
 	if f, err := config.Load(root); err == nil && f.Sandbox != "" {
 		setting = f.Sandbox
 	}
-	bwrap, ok := a.sandbox()
+	bwrap, ok := a.FindSandbox()
 	switch {
-	case ok && setting == sandboxOff:
+	case ok && setting == app.SandboxOff:
 		c.Level = Warn
 		c.Detail = "bubblewrap works (" + bwrap + "), but whetstone.json says \"sandbox\": \"off\": agents' tests, builds and verification commands run unsandboxed during a run"
 		c.Fix = "remove \"sandbox\": \"off\" from whetstone.json, see docs/sandbox.md"
@@ -313,7 +320,7 @@ func (a *App) sandboxCheck(root string) Check {
 		return c
 	}
 	c.Level = Warn
-	why := noSandbox()
+	why := app.NoSandbox()
 	switch _, lookErr := exec.LookPath("bwrap"); {
 	case runtime.GOOS != "linux":
 		c.Fix = "run whetstone on Linux with bubblewrap for the sandbox"
@@ -323,7 +330,7 @@ func (a *App) sandboxCheck(root string) Check {
 		c.Fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor bwrap profile)"
 	}
 	c.Fix += ", see docs/sandbox.md"
-	if setting == sandboxAuto {
+	if setting == app.SandboxAuto {
 		c.Detail = "no sandbox here (" + why + "): during a run, agents' tests, builds and verification commands are refused"
 		c.Fix += "; or set \"sandbox\": \"if-available\" in whetstone.json to run them unsandboxed"
 		return c
@@ -337,17 +344,17 @@ func (a *App) sandboxCheck(root string) Check {
 // it verifies the project's latest run, when there is one. A run sealed
 // under another HOME or WHETSTONE_STATE_DIR (`make demo` makes one) reads
 // as changed outside whetstone, and this says which key was used instead.
-func (a *App) keyCheck(root string) Check {
-	proj := Project{Root: root}
-	if err := a.keyed(&proj); err != nil {
+func keyCheck(a *app.App, root string) Check {
+	proj, err := a.Open(root)
+	if err != nil {
 		return Check{Name: "key", Level: Fail, Detail: "whetstone's signing key for its state files (not an API key): " + err.Error(),
 			Fix: "make the key's directory yours and private (chmod 700), or set WHETSTONE_STATE_DIR to one that is"}
 	}
-	c := Check{Name: "key", Level: OK, Detail: "whetstone's signing key for its state files (not an API key): " + proj.keyPath}
+	c := Check{Name: "key", Level: OK, Detail: "whetstone's signing key for its state files (not an API key): " + proj.KeyPath()}
 	if id := proj.Latest(); id != "" {
 		if _, err := proj.Load(id); errors.Is(err, state.ErrTampered) {
 			c.Level = Warn
-			c.Detail = fmt.Sprintf("whetstone's signing key %s (not an API key) does not verify this project's latest run %s: it was sealed with another key or changed since", proj.keyPath, id)
+			c.Detail = fmt.Sprintf("whetstone's signing key %s (not an API key) does not verify this project's latest run %s: it was sealed with another key or changed since", proj.KeyPath(), id)
 			c.Fix = "read it with the environment that made it (WHETSTONE_STATE_DIR, HOME or XDG_STATE_HOME; the demo prints its command), or start a new run"
 		}
 	}
@@ -394,7 +401,7 @@ func gitCheck(dir string) Check {
 		return c
 	}
 	c.Detail = fmt.Sprintf("%s (%s)", out, path)
-	if _, err := os.Lstat(filepath.Join(FindRoot(dir), ".git")); err != nil {
+	if _, err := os.Lstat(filepath.Join(app.FindRoot(dir), ".git")); err != nil {
 		c.Level = Warn
 		c.Detail += "; " + dir + " is not inside a git repository"
 		c.Fix = "run /whetstone:review inside a git repository (git init)"
