@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -199,7 +200,7 @@ func fixtureRun(t *testing.T) (*app.App, app.Project, *loop.Run) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := a.Hook(event, p)
+		resp, err := a.Hook(context.Background(), event, p)
 		if err != nil {
 			t.Fatalf("hook %s: %v", event, err)
 		}
@@ -344,7 +345,7 @@ func TestReportGolden(t *testing.T) {
 	}
 	runDir := filepath.Join(proj.Root, ".whetstone", "runs", r.ID)
 	for _, f := range []struct{ format, file string }{{"md", "report.md"}, {"json", "report.json"}, {"sarif", "report.sarif"}, {"rdjson", "report.rdjson"}} {
-		got, _, err := a.RenderReport(proj, r, f.format)
+		got, _, err := a.RenderReport(context.Background(), proj, r, f.format)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -371,7 +372,7 @@ func TestReportGolden(t *testing.T) {
 			}
 			validateSchema(t, reportSchema, got)
 		case "md":
-			data, _, err := a.RenderReport(proj, r, "json")
+			data, _, err := a.RenderReport(context.Background(), proj, r, "json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -441,7 +442,7 @@ func TestReportWithoutItsFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(runDir, "iter-1", "verdict.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	md, rep, err := a.RenderReport(proj, r, "md")
+	md, rep, err := a.RenderReport(context.Background(), proj, r, "md")
 	if err != nil {
 		t.Fatal(err)
 	}

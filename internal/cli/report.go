@@ -38,7 +38,7 @@ func runReport(d deps, opts reportOptions) error {
 	if err != nil {
 		return err
 	}
-	data, rep, err := d.app.RenderReport(proj, r, opts.format)
+	data, rep, err := d.app.RenderReport(d.ctx, proj, r, opts.format)
 	if err != nil {
 		return err
 	}
