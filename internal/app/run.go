@@ -603,7 +603,7 @@ func (a *App) apply(ctx context.Context, proj Project, r *loop.Run, e *loop.Even
 func (a *App) baseline(ctx context.Context, proj Project, r *loop.Run) {
 	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
-	s, err := scope.Take(ctx, proj.Root, r.Settings.MaxUntrackedBytes)
+	s, err := scope.Take(ctx, proj.Root, r.Settings.MaxUntrackedBytes, a.Now())
 	if err != nil {
 		fmt.Fprintf(a.Log, "run %s: no baseline for the %s phase: %v\n", r.ID, r.Phase, err)
 		return
