@@ -22,6 +22,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -85,7 +86,7 @@ func seed(o options) error {
 	if err != nil {
 		return err
 	}
-	resp, err := a.Hook("user-prompt-submit", payload(map[string]any{"session_id": o.session, "hook_event_name": "UserPromptSubmit",
+	resp, err := a.Hook(context.Background(), "user-prompt-submit", payload(map[string]any{"session_id": o.session, "hook_event_name": "UserPromptSubmit",
 		"cwd": wd, "prompt": "/whetstone:review --reviewers " + strings.Join(o.reviewers, ",")}))
 	if err != nil {
 		return err
@@ -156,12 +157,12 @@ func join(a *app.App, proj app.Project, wd, id string, o options) error {
 	o.per = o.joinPer
 	reps := reports(r, o, round)
 	for _, name := range r.Expected {
-		if _, err := a.Hook("pre-tool-use", payload(map[string]any{"session_id": o.session, "hook_event_name": "PreToolUse", "cwd": wd,
+		if _, err := a.Hook(context.Background(), "pre-tool-use", payload(map[string]any{"session_id": o.session, "hook_event_name": "PreToolUse", "cwd": wd,
 			"tool_name": "Agent", "tool_input": map[string]any{"subagent_type": "whetstone:" + name, "description": "d",
 				"prompt": fmt.Sprintf("whetstone review · run %s · iteration %d · reviewer %s", id, r.Iteration, name)}})); err != nil {
 			return err
 		}
-		if _, err := a.Hook("subagent-start", payload(map[string]any{"session_id": o.session, "hook_event_name": "SubagentStart", "cwd": wd,
+		if _, err := a.Hook(context.Background(), "subagent-start", payload(map[string]any{"session_id": o.session, "hook_event_name": "SubagentStart", "cwd": wd,
 			"agent_id": "agent-" + name, "agent_type": "whetstone:" + name})); err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ func join(a *app.App, proj app.Project, wd, id string, o options) error {
 			}
 			return os.WriteFile(o.join, data, 0o644)
 		}
-		resp, err := a.Hook("subagent-stop", payload(p))
+		resp, err := a.Hook(context.Background(), "subagent-stop", payload(p))
 		if err != nil {
 			return err
 		}

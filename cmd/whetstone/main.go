@@ -3,11 +3,28 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/whetstone-dev/whetstone/internal/cli"
 )
 
 func main() {
-	os.Exit(cli.Run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run())
+}
+
+// run gives a hook the deadline its client sets, less a margin
+// (cli.HookDeadline); every other command runs until it ends or is
+// interrupted.
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if d, ok := cli.HookDeadline(os.Args); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return cli.Run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,9 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"whetstone": func() { os.Exit(cli.RunWith(cli.Options{Now: testClock()}, os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"whetstone": func() {
+			os.Exit(cli.RunWith(context.Background(), cli.Options{Now: testClock()}, os.Args, os.Stdin, os.Stdout, os.Stderr))
+		},
 	})
 }
 

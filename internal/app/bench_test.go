@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,7 +43,7 @@ func runHook(b testing.TB, a *app.App, event string, data []byte) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	resp, err := a.Hook(event, p)
+	resp, err := a.Hook(context.Background(), event, p)
 	if err != nil {
 		b.Fatal(err)
 	}

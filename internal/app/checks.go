@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -14,12 +15,12 @@ import (
 // the way the gate runs an agent's tests: in the sandbox, with whetstone's
 // key hidden; unsandboxed only where whetstone.json's "sandbox" says so
 // ("off", or "if-available" without a sandbox); else not at all.
-func (a *App) containCheck(proj Project, setting string) scope.Contain {
+func (a *App) containCheck(ctx context.Context, proj Project, setting string) scope.Contain {
 	return func(argv []string) ([]string, string) {
 		if setting == SandboxOff {
 			return argv, ""
 		}
-		bwrap, ok := a.FindSandbox()
+		bwrap, ok := a.sandboxWithin(ctx)
 		switch {
 		case !ok && setting == SandboxIfAvailable:
 			return argv, ""

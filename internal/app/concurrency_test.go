@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -514,7 +515,7 @@ func TestConcurrentSubagentStopsInProcess(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return a.Hook(ev.event, p)
+			return a.Hook(context.Background(), ev.event, p)
 		}
 		resp, err := call(hookEvent{"start", "user-prompt-submit", startPayload(t, session, dir)})
 		if err != nil || resp == nil || !strings.Contains(resp.Specific.AdditionalContext, "WHETSTONE-DISPATCH") {

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -292,7 +293,7 @@ func TestStandardRunCost(t *testing.T) {
 // fixed finding's lines on GitHub and shows the fixer's hunks.
 func TestDemoReportToPaste(t *testing.T) {
 	_, _, a, proj, r := standardRun(t)
-	md, rep, err := inspect.RenderReport(a, proj, r, "md")
+	md, rep, err := inspect.RenderReport(context.Background(), a, proj, r, "md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,6 +70,7 @@ type driver struct {
 	session string
 	proj    app.Project
 	n       int
+	ctx     context.Context // the hooks' context; nil means context.Background()
 }
 
 func newDriver(t *testing.T, dir string) *driver {
@@ -88,7 +90,11 @@ func (d *driver) call(event string, fields map[string]any) *hook.Response {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	resp, err := d.a.Hook(event, p)
+	ctx := d.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	resp, err := d.a.Hook(ctx, event, p)
 	if err != nil {
 		d.t.Fatalf("hook %s: %v", event, err)
 	}

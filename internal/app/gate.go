@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -50,7 +51,7 @@ type gate struct {
 	fixPhase  bool // the caller is whetstone:fixer in the fix phase
 }
 
-func (a *App) preToolUse(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
+func (a *App) preToolUse(ctx context.Context, proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
 	if p.ToolName == "Agent" || p.ToolName == "Task" {
 		return a.dispatchGate(p, body)
 	}
@@ -71,7 +72,7 @@ func (a *App) preToolUse(proj Project, id string, p hook.Payload, body []byte) (
 	case slices.Contains(editTools, p.ToolName):
 		return g.edit(p), nil
 	case slices.Contains(shellTools, p.ToolName):
-		return a.shellGate(g, p), nil
+		return a.shellGate(ctx, g, p), nil
 	}
 	return hook.Deny(fmt.Sprintf("whetstone run %s: %s may not use %s during a review run (whetstone cannot check what it changes). Use Read, Grep, Glob and read-only Bash commands.", id, g.who, p.ToolName)), nil
 }
@@ -253,7 +254,7 @@ func ownedPath(root, path string) string {
 // only inside the sandbox, for every agent; a read-only agent's whole line
 // does where the client runs a rewritten line under the user's own rules
 // alone (contain).
-func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
+func (a *App) shellGate(ctx context.Context, g gate, p hook.Payload) *hook.Response {
 	cmd := p.ToolInput.Get("command").String()
 	if cmd == "" {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call has no command to check.", g.id, p.ToolName))
@@ -270,7 +271,7 @@ func (a *App) shellGate(g gate, p hook.Payload) *hook.Response {
 		pol.Mode = shell.Fixer
 	}
 	reason := shell.Check(cmd, pol)
-	if resp := a.contain(g, p, cmd, pol, reason); resp != nil {
+	if resp := a.contain(ctx, g, p, cmd, pol, reason); resp != nil {
 		return resp
 	}
 	if reason == "" {
@@ -341,20 +342,20 @@ const (
 // ask rules to the rewritten line (rewritesAll). Naming whetstone's key is
 // refused even in the sandbox. Where no sandbox works, code is refused with
 // one sentence unless whetstone.json opts in.
-func (a *App) contain(g gate, p hook.Payload, cmd string, pol shell.Policy, reason string) *hook.Response {
+func (a *App) contain(ctx context.Context, g gate, p hook.Payload, cmd string, pol shell.Policy, reason string) *hook.Response {
 	setting := gjson.GetBytes(g.state, "settings.sandbox").String()
 	if setting == SandboxOff {
 		return nil
 	}
 	if pol.Mode == shell.ReadOnly && rewritesAll(p) && keyUnnamed(cmd, g.protected) && p.ToolName == "Bash" {
-		if bwrap, ok := a.FindSandbox(); ok {
+		if bwrap, ok := a.sandboxWithin(ctx); ok {
 			return a.sandboxed(g, p, bwrap, cmd, pol.Cwd) // the whole line, whatever it runs
 		}
 	}
 	if !runsCode(cmd, pol, reason) {
 		return nil // the parser decides a line that runs no code
 	}
-	bwrap, ok := a.FindSandbox()
+	bwrap, ok := a.sandboxWithin(ctx)
 	switch {
 	case ok && p.ToolName == "Bash":
 		return a.sandboxed(g, p, bwrap, cmd, pol.Cwd)

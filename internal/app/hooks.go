@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -38,9 +39,12 @@ var Events = map[string]string{
 // Hook answers one hook event. A nil response means "no opinion": exit 0
 // with empty stdout. In a session that owns no run, every event but a
 // /whetstone:review prompt returns nil after one stat. The answer is in
-// the names of the payload's client (client.Client.Phrase).
-func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
-	resp, err := a.answer(event, p)
+// the names of the payload's client (client.Client.Phrase). ctx carries
+// the hook's deadline: every bounded step (choosing the change, snapshots,
+// the sandbox probe, quoting code in a report) ends with it, whatever its
+// own cap.
+func (a *App) Hook(ctx context.Context, event string, p hook.Payload) (*hook.Response, error) {
+	resp, err := a.answer(ctx, event, p)
 	if resp != nil {
 		client.Of(p).Phrase(resp)
 	}
@@ -55,7 +59,7 @@ func (a *App) Hook(event string, p hook.Payload) (*hook.Response, error) {
 // progress. Outside a run such a call passes, as every call does.
 // No objection is answered as the client wants it (client.Client.Pass),
 // every answer in its names.
-func (a *App) PreToolUse(p hook.Payload, bad error) (resp *hook.Response) {
+func (a *App) PreToolUse(ctx context.Context, p hook.Payload, bad error) (resp *hook.Response) {
 	session, name := hook.Peek(p.Raw)
 	defer func() {
 		if v := recover(); v != nil {
@@ -81,7 +85,7 @@ func (a *App) PreToolUse(p hook.Payload, bad error) (resp *hook.Response) {
 		}
 		return a.unjudged(p.Cwd, session, bad)
 	}
-	resp, err := a.answer("pre-tool-use", p)
+	resp, err := a.answer(ctx, "pre-tool-use", p)
 	if err != nil {
 		// A session's run is known by now: a gate that cannot decide
 		// denies (hooks.json also blocks on a gate's failure or timeout).
@@ -168,7 +172,7 @@ func (a *App) hookProject(payloadCwd string) (Project, error) {
 	return Project{Root: FindRoot(cwd)}, nil
 }
 
-func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
+func (a *App) answer(ctx context.Context, event string, p hook.Payload) (*hook.Response, error) {
 	proj, err := a.hookProject(p.Cwd)
 	if err != nil {
 		return nil, err
@@ -177,11 +181,11 @@ func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 		if err := a.keyed(&proj); err != nil {
 			return hook.Block(fmt.Sprintf("whetstone: %v. No review was started.", err)), nil
 		}
-		return a.startRun(proj, p)
+		return a.startRun(ctx, proj, p)
 	}
 	if event == "pre-tool-use" {
 		if args, ok := reviewSkill(p); ok {
-			return a.startFromSkill(proj, p, args)
+			return a.startFromSkill(ctx, proj, p, args)
 		}
 	}
 	id := proj.RunOf(p.SessionID)
@@ -207,12 +211,12 @@ func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 		if !errors.Is(err, state.ErrTampered) {
 			return a.release(proj, event, p.SessionID, id, err.Error()), nil
 		}
-		a.fail(proj, id, err)
+		a.fail(ctx, proj, id, err)
 		if body, err = proj.store(id).Read(); err != nil {
 			return a.release(proj, event, p.SessionID, id, err.Error()), nil
 		}
 	}
-	if a.tick(proj, id, body) {
+	if a.tick(ctx, proj, id, body) {
 		if body, err = proj.store(id).Read(); err != nil {
 			return nil, err
 		}
@@ -223,15 +227,15 @@ func (a *App) answer(event string, p hook.Payload) (*hook.Response, error) {
 	case "user-prompt-submit":
 		return a.promptDuringRun(proj, id, body, p)
 	case "pre-tool-use":
-		return a.preToolUse(proj, id, p, body)
+		return a.preToolUse(ctx, proj, id, p, body)
 	case "pre-skill-shell-command":
 		return a.skillShell(proj, id, p, body), nil
 	case "subagent-start":
 		return a.subagentStart(proj, id, p)
 	case "subagent-stop":
-		return a.subagentStop(proj, id, p, body)
+		return a.subagentStop(ctx, proj, id, p, body)
 	case "stop":
-		return a.stop(proj, id, p, body)
+		return a.stop(ctx, proj, id, p, body)
 	}
 	return nil, fmt.Errorf("unknown hook event %q", event)
 }
@@ -252,12 +256,12 @@ func reviewSkill(p hook.Payload) (args string, ok bool) {
 // instruction rides on the call (PreToolUse additionalContext, which the
 // model reads with the skill's text); a review that cannot start denies
 // the call with the reason, for the model to pass on.
-func (a *App) startFromSkill(proj Project, p hook.Payload, args string) (*hook.Response, error) {
+func (a *App) startFromSkill(ctx context.Context, proj Project, p hook.Payload, args string) (*hook.Response, error) {
 	if err := a.keyed(&proj); err != nil {
 		return hook.Deny(fmt.Sprintf("whetstone: %v. No review was started.", err)), nil
 	}
 	p.Prompt = strings.TrimSpace(config.Command + " " + strings.Join(strings.Fields(args), " "))
-	resp, err := a.startRun(proj, p)
+	resp, err := a.startRun(ctx, proj, p)
 	if err != nil || resp == nil {
 		return resp, err
 	}
@@ -299,12 +303,12 @@ func (a *App) release(proj Project, event, session, id, why string) *hook.Respon
 
 // fail stops a run whose state or reports do not verify as error: the run
 // can never end with a verdict from state nobody can vouch for.
-func (a *App) fail(proj Project, id string, why error) {
+func (a *App) fail(ctx context.Context, proj Project, id string, why error) {
 	st := proj.store(id)
 	err := st.Repair(func(old []byte) ([]byte, error) {
 		now := a.Now()
 		r := a.errorRun(st, id, old, fmt.Sprintf("its state changed outside whetstone (%v)", why), now)
-		if err := a.finish(proj, r); err != nil {
+		if err := a.finish(ctx, proj, r); err != nil {
 			fmt.Fprintf(a.Log, "run %s: %v\n", id, err)
 		}
 		return r.Encode(now)
@@ -348,7 +352,7 @@ func (a *App) errorRun(st state.Store, id string, old []byte, why string, now ti
 // tick stops an active run whose time budget is spent, at whatever hook
 // notices first, and reports whether it did. It reads only the state's
 // phase, settings and creation time.
-func (a *App) tick(proj Project, id string, body []byte) bool {
+func (a *App) tick(ctx context.Context, proj Project, id string, body []byte) bool {
 	minutes := gjson.GetBytes(body, "settings.budget_minutes").Int()
 	if phase := loop.Phase(gjson.GetBytes(body, "phase").String()); minutes <= 0 || phase.Ended() {
 		return false
@@ -357,7 +361,7 @@ func (a *App) tick(proj Project, id string, body []byte) bool {
 		return false
 	}
 	_, err := a.Update(proj, id, func(r *loop.Run) error {
-		out, err := a.apply(proj, r, &loop.Event{Kind: loop.Tick, Now: a.Now()}, nil)
+		out, err := a.apply(ctx, proj, r, &loop.Event{Kind: loop.Tick, Now: a.Now()}, nil)
 		if !out.Fired() {
 			return errUnchanged
 		}
@@ -495,7 +499,7 @@ func (a *App) stopBlockLimit() int {
 	return max(limit-1, 1)
 }
 
-func (a *App) stop(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
+func (a *App) stop(ctx context.Context, proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
 	r, err := loop.Decode(body)
 	if err != nil {
 		return nil, err
@@ -522,7 +526,7 @@ func (a *App) stop(proj Project, id string, p hook.Payload, body []byte) (*hook.
 			if waiting(r, p.Background) {
 				return errUnchanged
 			}
-			out, err := a.apply(proj, r, &loop.Event{Kind: loop.Idle, Now: now, Limit: a.stopBlockLimit()}, nil)
+			out, err := a.apply(ctx, proj, r, &loop.Event{Kind: loop.Idle, Now: now, Limit: a.stopBlockLimit()}, nil)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -91,7 +92,7 @@ func TestLedgerMovesWithTheState(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte("{forged"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a.fail(proj, id, errors.New("forged"))
+	a.fail(context.Background(), proj, id, errors.New("forged"))
 	if _, err := a.Update(proj, id, func(r *loop.Run) error { r.Tokens++; return nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,12 +60,15 @@ func (a *App) getwd() (string, error) {
 }
 
 // FindSandbox finds bubblewrap through the injected Sandbox: its path, and
-// whether it works here.
-func (a *App) FindSandbox() (string, bool) {
+// whether it works here (doctor).
+func (a *App) FindSandbox() (string, bool) { return a.sandboxWithin(context.Background()) }
+
+// sandboxWithin is FindSandbox for a hook: a probe ends with the hook's ctx.
+func (a *App) sandboxWithin(ctx context.Context) (string, bool) {
 	if a.Sandbox != nil {
 		return a.Sandbox()
 	}
-	return sandbox.Find()
+	return sandbox.FindContext(ctx)
 }
 
 // FindRoot returns the nearest ancestor of dir holding .git, or dir itself.
@@ -364,11 +368,11 @@ func (a *App) Abort(p Project, id string) (*loop.Run, error) {
 		if !r.Active() {
 			return fmt.Errorf("run %s is already finished", id)
 		}
-		_, err := a.apply(p, r, &loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "from the command line"}, nil)
+		_, err := a.apply(context.Background(), p, r, &loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "from the command line"}, nil)
 		return err
 	})
 	if errors.Is(err, state.ErrTampered) {
-		a.fail(p, id, err)
+		a.fail(context.Background(), p, id, err)
 		return p.Load(id)
 	}
 	return r, err

@@ -77,8 +77,8 @@ func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[
 // finish writes a finished run's report files: report.md, report.json and
 // report.sarif (each format with a File). All are rendered before any is
 // written.
-func (a *App) finish(proj Project, r *loop.Run) error {
-	rep := a.Report(proj, r)
+func (a *App) finish(ctx context.Context, proj Project, r *loop.Run) error {
+	rep := a.Report(ctx, proj, r)
 	dir := proj.runDir(r.ID)
 	files := map[string][]byte{}
 	for _, f := range runreport.Formats {
@@ -113,7 +113,8 @@ const maxVerdict = 16 << 20
 // Report builds the report of a run, finished or not, from its state, its
 // ledger and the files of each iteration. A file that cannot be used is
 // named in the report's "unavailable" list; the report is made anyway.
-func (a *App) Report(proj Project, r *loop.Run) *runreport.Report {
+// Quoting code ends with ctx (a hook's deadline).
+func (a *App) Report(ctx context.Context, proj Project, r *loop.Run) *runreport.Report {
 	in := runreport.Input{Version: whetstone.Version, Run: r, Now: a.Now()}
 	if err := proj.LoadCold(r); err != nil {
 		in.Unavailable = append(in.Unavailable, fmt.Sprintf("the ledger: %v (findings and history are missing)", err))
@@ -123,7 +124,7 @@ func (a *App) Report(proj Project, r *loop.Run) *runreport.Report {
 		in.Unavailable = append(in.Unavailable, fmt.Sprintf("context.json: %v", err))
 	}
 	in.Change = c
-	in.Code = proj.code(r, c)
+	in.Code = proj.code(ctx, r, c)
 	note := func(err error) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			in.Unavailable = append(in.Unavailable, err.Error())
@@ -180,10 +181,10 @@ const (
 // (GitHub or GitLab), the files of the last reviewed tree and each
 // iteration's fix.patch. What cannot be read is left out: the report shows
 // less, and says nothing false.
-func (p Project) code(r *loop.Run, c scope.Context) runreport.Code {
-	ctx, cancel := context.WithTimeout(context.Background(), quoteTimeout)
+func (p Project) code(ctx context.Context, r *loop.Run, c scope.Context) runreport.Code {
+	octx, cancel := context.WithTimeout(ctx, quoteTimeout)
 	code := runreport.Code{Tree: c.Iteration, FixPatches: map[int][]byte{}}
-	if url, err := scope.OriginURL(ctx, p.Root); err == nil {
+	if url, err := scope.OriginURL(octx, p.Root); err == nil {
 		code.Web, _ = runreport.WebRemote(url)
 	}
 	cancel()
@@ -194,7 +195,7 @@ func (p Project) code(r *loop.Run, c scope.Context) runreport.Code {
 	}
 	if c.Tree != "" {
 		code.Read = func(file string) ([]byte, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), quoteTimeout)
+			ctx, cancel := context.WithTimeout(ctx, quoteTimeout)
 			defer cancel()
 			data, _, err := scope.ReadTreeFile(ctx, p.Root, c.Tree, file, maxQuoted)
 			return data, err

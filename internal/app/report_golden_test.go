@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -200,7 +201,7 @@ func fixtureRun(t *testing.T) (*app.App, app.Project, *loop.Run) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := a.Hook(event, p)
+		resp, err := a.Hook(context.Background(), event, p)
 		if err != nil {
 			t.Fatalf("hook %s: %v", event, err)
 		}
@@ -345,7 +346,7 @@ func TestReportGolden(t *testing.T) {
 	}
 	runDir := filepath.Join(proj.Root, ".whetstone", "runs", r.ID)
 	for _, f := range []struct{ format, file string }{{"md", "report.md"}, {"json", "report.json"}, {"sarif", "report.sarif"}, {"rdjson", "report.rdjson"}} {
-		got, _, err := inspect.RenderReport(a, proj, r, f.format)
+		got, _, err := inspect.RenderReport(context.Background(), a, proj, r, f.format)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,7 +373,7 @@ func TestReportGolden(t *testing.T) {
 			}
 			validateSchema(t, reportSchema, got)
 		case "md":
-			data, _, err := inspect.RenderReport(a, proj, r, "json")
+			data, _, err := inspect.RenderReport(context.Background(), a, proj, r, "json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -442,7 +443,7 @@ func TestReportWithoutItsFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(runDir, "iter-1", "verdict.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	md, rep, err := inspect.RenderReport(a, proj, r, "md")
+	md, rep, err := inspect.RenderReport(context.Background(), a, proj, r, "md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,9 @@ import (
 )
 
 // detectTimeout bounds choosing the change and running the signal checks,
-// well below the UserPromptSubmit hook's timeout (hooks/hooks.json: 120 s).
+// and each snapshot, well below the hooks' timeout (hooks/hooks.json:
+// 120 s). It is a cap under the hook's own deadline (ctx), never a budget
+// of its own: the steps of one hook share that deadline.
 const detectTimeout = 90 * time.Second
 
 // startRun handles /whetstone:review: it resumes the session's active run,
@@ -36,7 +38,7 @@ const detectTimeout = 90 * time.Second
 // flags, bad configuration or a change that cannot be reviewed refuse the
 // prompt with one sentence, and leave nothing behind: the change is chosen
 // before anything under .whetstone/ is written.
-func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
+func (a *App) startRun(ctx context.Context, proj Project, p hook.Payload) (*hook.Response, error) {
 	refuse := func(err error) (*hook.Response, error) {
 		return hook.Block(fmt.Sprintf("whetstone: %v. No review was started.", strings.TrimSuffix(err.Error(), "."))), nil
 	}
@@ -55,10 +57,10 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 	if r := a.resumable(proj, p.SessionID); r != nil && !args.Restart {
 		return resuming(r, args, clientOf(p)), nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
 	req := config.ScopeRequest(file, args)
-	req.Contain = a.containCheck(proj, settings.Sandbox)
+	req.Contain = a.containCheck(ctx, proj, settings.Sandbox)
 	change, patch, err := scope.Detect(ctx, proj.Root, req)
 	if err != nil {
 		return refuse(err)
@@ -94,7 +96,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 			case err == nil && r.Active():
 				if _, err := a.Update(proj, id, func(r *loop.Run) error {
 					r.Announced = true
-					_, err := a.apply(proj, r, &loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "restarted with --restart"}, nil)
+					_, err := a.apply(ctx, proj, r, &loop.Event{Kind: loop.Abort, Now: a.Now(), Detail: "restarted with --restart"}, nil)
 					return err
 				}); err != nil {
 					return nil, err
@@ -105,7 +107,7 @@ func (a *App) startRun(proj Project, p hook.Payload) (*hook.Response, error) {
 		if len(roster) == 0 {
 			return nil, errors.New("every reviewer is disabled (whetstone.json \"reviewers\" or --reviewers); enable at least one")
 		}
-		r, err := a.create(proj, p.SessionID, strings.TrimSpace(string(old)), settings, roster, change, patch)
+		r, err := a.create(ctx, proj, p.SessionID, strings.TrimSpace(string(old)), settings, roster, change, patch)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +190,7 @@ func (a *App) resumable(proj Project, session string) *loop.Run {
 // create makes a new run directory with its context, the first iteration's
 // diff and the first state. Run ids are the session's first eight
 // characters and a sequence number; os.Mkdir claims one atomically.
-func (a *App) create(proj Project, session, previous string, s loop.Settings, roster []string, change scope.Context, patch []byte) (*loop.Run, error) {
+func (a *App) create(ctx context.Context, proj Project, session, previous string, s loop.Settings, roster []string, change scope.Context, patch []byte) (*loop.Run, error) {
 	if err := os.MkdirAll(proj.dir("runs"), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", proj.dir("runs"), err)
 	}
@@ -222,7 +224,7 @@ func (a *App) create(proj Project, session, previous string, s loop.Settings, ro
 		r.Intent = loop.NewIntent(in.Subjects(), len(in.Commits)+in.Omitted, in.Description != "")
 	}
 	r.Verify = scope.Detected(change.Verify)
-	a.baseline(proj, r)
+	a.baseline(ctx, proj, r)
 	if _, err := proj.saveCold(r, a.Now()); err != nil {
 		return nil, err
 	}
@@ -298,15 +300,15 @@ func readBounded(path string, limit int64) ([]byte, error) {
 // the context are written; after a fix (loop.Focus) the round is narrowed
 // to what fix.patch holds. A change that can no longer be computed is an
 // error, which stops the run; reviewing a stale diff would be worse.
-func (a *App) nextRound(proj Project, r *loop.Run, focus bool) error {
+func (a *App) nextRound(ctx context.Context, proj Project, r *loop.Run, focus bool) error {
 	dir := proj.runDir(r.ID)
 	prev, err := loadContext(dir)
 	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+		ctx, cancel := context.WithTimeout(ctx, detectTimeout)
 		defer cancel()
 		var next scope.Context
 		var diff, fix []byte
-		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev, a.containCheck(proj, r.Settings.Sandbox)); err == nil {
+		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev, a.containCheck(ctx, proj, r.Settings.Sandbox)); err == nil {
 			err = writeRound(dir, next, diff, fix)
 		}
 		if err == nil {
@@ -375,7 +377,7 @@ type report struct {
 // the run on when the phase's last report arrives. Validation happens before
 // the lock; the phase is re-checked under it, so exactly one hook concludes
 // a phase however many run at once.
-func (a *App) subagentStop(proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
+func (a *App) subagentStop(ctx context.Context, proj Project, id string, p hook.Payload, body []byte) (*hook.Response, error) {
 	name := agentName(p.AgentType)
 	if name == "" || p.AgentID == "" {
 		return nil, nil // other plugins' agents and orphan events
@@ -414,7 +416,7 @@ func (a *App) subagentStop(proj Project, id string, p hook.Payload, body []byte)
 		if !r.Complete() {
 			return nil
 		}
-		if err := a.conclude(proj, r, rep, now); err != nil {
+		if err := a.conclude(ctx, proj, r, rep, now); err != nil {
 			return err
 		}
 		if nextOnSubagentStop(p) && resp == nil {
@@ -516,20 +518,20 @@ func (a *App) readReports(proj Project, r *loop.Run, last *report) ([]review.Rep
 // compared with the one recorded when it began (the fix phase's refs and
 // HEAD are), the phase's event is fed to the run, and the row that fired
 // is carried out (apply).
-func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) error {
+func (a *App) conclude(ctx context.Context, proj Project, r *loop.Run, last *report, now time.Time) error {
 	if err := proj.LoadCold(r); err != nil {
-		_, err := a.apply(proj, r, &loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("the run's ledger cannot be read (%v)", err)}, nil)
+		_, err := a.apply(ctx, proj, r, &loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("the run's ledger cannot be read (%v)", err)}, nil)
 		return err
 	}
 	end := &ended{dir: filepath.Join(proj.runDir(r.ID), fmt.Sprintf("iter-%d", r.Iteration)), iteration: r.Iteration}
-	end.current, end.tampered = a.compare(proj, r)
+	end.current, end.tampered = a.compare(ctx, proj, r)
 	e := &loop.Event{Now: now}
 	switch r.Phase {
 	case loop.Review:
 		end.trace = traceRound(r)
 		reports, err := a.readReports(proj, r, last)
 		if errors.Is(err, state.ErrTampered) {
-			_, err := a.apply(proj, r, &loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("a stored report changed outside whetstone (%v)", err)}, nil)
+			_, err := a.apply(ctx, proj, r, &loop.Event{Kind: loop.Fail, Now: now, Detail: fmt.Sprintf("a stored report changed outside whetstone (%v)", err)}, nil)
 			return err
 		}
 		if err != nil {
@@ -547,7 +549,7 @@ func (a *App) conclude(proj Project, r *loop.Run, last *report, now time.Time) e
 			e.Fix = last.fix
 		}
 	}
-	_, err := a.apply(proj, r, e, end)
+	_, err := a.apply(ctx, proj, r, e, end)
 	return err
 }
 
@@ -568,7 +570,7 @@ type ended struct {
 // run's own effects are, Apply did them; this does what touches the
 // project. A new round whose change cannot be computed stops the run as
 // error, and that row is carried out in turn.
-func (a *App) apply(proj Project, r *loop.Run, e *loop.Event, end *ended) (loop.Outcome, error) {
+func (a *App) apply(ctx context.Context, proj Project, r *loop.Run, e *loop.Event, end *ended) (loop.Outcome, error) {
 	out := r.Apply(e)
 	if out.Has(loop.WriteVerdict) && end != nil {
 		if err := a.writeVerdict(end.dir, r, end.iteration, end.trace.statuses, e, string(out.Rule), end.tampered); err != nil {
@@ -577,8 +579,8 @@ func (a *App) apply(proj Project, r *loop.Run, e *loop.Event, end *ended) (loop.
 		a.audit(proj, r, end.trace, e, string(out.Rule), e.Now)
 	}
 	if out.Has(loop.StartRound) {
-		if err := a.nextRound(proj, r, out.Has(loop.Focus)); err != nil {
-			return a.apply(proj, r, &loop.Event{Kind: loop.Fail, Now: a.Now(), Detail: fmt.Sprintf("could not compute the change for iteration %d: %v", r.Iteration, err)}, nil)
+		if err := a.nextRound(ctx, proj, r, out.Has(loop.Focus)); err != nil {
+			return a.apply(ctx, proj, r, &loop.Event{Kind: loop.Fail, Now: a.Now(), Detail: fmt.Sprintf("could not compute the change for iteration %d: %v", r.Iteration, err)}, nil)
 		}
 	}
 	switch {
@@ -587,10 +589,10 @@ func (a *App) apply(proj Project, r *loop.Run, e *loop.Event, end *ended) (loop.
 	case out.Has(loop.KeepBaseline) || out.Has(loop.TakeBaseline):
 		// No comparison to keep, or a restore changed the project since;
 		// after a fix, the fixer's work was snapshotted by nextRound.
-		a.baseline(proj, r)
+		a.baseline(ctx, proj, r)
 	}
 	if out.Has(loop.WriteReport) {
-		return out, a.finish(proj, r)
+		return out, a.finish(ctx, proj, r)
 	}
 	return out, nil
 }
@@ -598,10 +600,10 @@ func (a *App) apply(proj Project, r *loop.Run, e *loop.Event, end *ended) (loop.
 // baseline records the work tree, HEAD and refs as the current phase
 // begins. Without a baseline (not a git repository any more, git failing)
 // the backstop has nothing to compare; that is logged, not fatal.
-func (a *App) baseline(proj Project, r *loop.Run) {
-	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+func (a *App) baseline(ctx context.Context, proj Project, r *loop.Run) {
+	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
-	s, err := scope.Take(ctx, proj.Root, r.Settings.MaxUntrackedBytes)
+	s, err := scope.Take(ctx, proj.Root, r.Settings.MaxUntrackedBytes, a.Now())
 	if err != nil {
 		fmt.Fprintf(a.Log, "run %s: no baseline for the %s phase: %v\n", r.ID, r.Phase, err)
 		return
@@ -615,11 +617,11 @@ func (a *App) baseline(proj Project, r *loop.Run) {
 // move branches).
 // Changes are recorded on the run (it can no longer approve), restored
 // when the project asks for it, and returned for verdict.json.
-func (a *App) compare(proj Project, r *loop.Run) (*scope.Snapshot, []scope.Change) {
+func (a *App) compare(ctx context.Context, proj Project, r *loop.Run) (*scope.Snapshot, []scope.Change) {
 	if r.Baseline == nil {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
+	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
 	now, changes, err := r.Baseline.Compare(ctx, proj.Root)
 	if err != nil {

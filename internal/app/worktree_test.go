@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -102,7 +103,7 @@ func TestHooksLeaveTreeAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		resp, err := a.Hook(event, p)
+		resp, err := a.Hook(context.Background(), event, p)
 		if err != nil {
 			t.Fatalf("hook %s: %v", event, err)
 		}

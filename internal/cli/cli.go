@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -31,9 +32,10 @@ func init() {
 	urfave.VersionPrinter = func(c *urfave.Context) { fmt.Fprintln(c.App.Writer, "whetstone", c.App.Version) }
 }
 
-// deps is what every command works with: the application and the
-// process's streams.
+// deps is what every command works with: the application, the process's
+// context (a hook's deadline; main sets it) and its streams.
 type deps struct {
+	ctx    context.Context
 	app    *app.App
 	stdin  io.Reader
 	stdout io.Writer
@@ -48,14 +50,15 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Run runs the whetstone command line and returns the process exit code.
-func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return RunWith(Options{}, args, stdin, stdout, stderr)
+// Run runs the whetstone command line within ctx and returns the process
+// exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return RunWith(ctx, Options{}, args, stdin, stdout, stderr)
 }
 
 // RunWith is Run with what opts injects.
-func RunWith(opts Options, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	d := deps{app: newApp(opts, stderr), stdin: stdin, stdout: stdout, stderr: stderr}
+func RunWith(ctx context.Context, opts Options, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	d := deps{ctx: ctx, app: newApp(opts, stderr), stdin: stdin, stdout: stdout, stderr: stderr}
 	cmd := &urfave.App{
 		Name:            "whetstone",
 		Usage:           "a convergent multi-agent review→fix loop for Claude Code",

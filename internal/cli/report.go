@@ -39,7 +39,7 @@ func runReport(d deps, opts reportOptions) error {
 	if err != nil {
 		return err
 	}
-	data, rep, err := inspect.RenderReport(d.app, proj, r, opts.format)
+	data, rep, err := inspect.RenderReport(d.ctx, d.app, proj, r, opts.format)
 	if err != nil {
 		return err
 	}

@@ -32,12 +32,17 @@ const cacheName = "sandbox-probe"
 // the kernel's boot id. Only the first call after one of those changes runs
 // the probe; every other call costs a PATH lookup, a few stats and two small
 // reads. Without a usable cache directory every call probes.
-func Find() (bwrap string, ok bool) {
+func Find() (bwrap string, ok bool) { return FindContext(context.Background()) }
+
+// FindContext is Find within ctx: a hook passes its deadline, and the probe
+// (bounded by probeTimeout) ends with it. A probe cut short by ctx says
+// nothing about the sandbox, so its failure is not cached.
+func FindContext(ctx context.Context) (bwrap string, ok bool) {
 	dir := ""
 	if d, err := os.UserCacheDir(); err == nil {
 		dir = filepath.Join(d, "whetstone")
 	}
-	return finder{cacheDir: dir}.find()
+	return finder{cacheDir: dir}.find(ctx)
 }
 
 // finder is Find with its collaborators replaceable by tests.
@@ -50,7 +55,7 @@ type finder struct {
 	bootID   func() string                // bootID when nil
 }
 
-func (f finder) find() (string, bool) {
+func (f finder) find(ctx context.Context) (string, bool) {
 	goos := f.goos
 	if goos == "" {
 		goos = runtime.GOOS
@@ -79,9 +84,12 @@ func (f finder) find() (string, bool) {
 	}
 	probe := f.probe
 	if probe == nil {
-		probe = f.run
+		probe = func(bwrap string) error { return f.run(ctx, bwrap) }
 	}
 	perr := probe(bwrap)
+	if perr != nil && ctx.Err() != nil {
+		return bwrap, false // cut short: not a verdict on the sandbox
+	}
 	if cache != "" {
 		writeVerdict(cache, key, perr)
 	}
@@ -180,7 +188,7 @@ echo sandbox-ok`
 
 // run is the real probe: wrap probeScript for a throwaway project, run it
 // with bash, and check that it said so and that nothing reached the project.
-func (f finder) run(bwrap string) error {
+func (f finder) run(ctx context.Context, bwrap string) error {
 	root, err := os.MkdirTemp("", "whetstone-sandbox-probe-")
 	if err != nil {
 		return err
@@ -194,7 +202,7 @@ func (f finder) run(bwrap string) error {
 		tool = lookTool
 	}
 	line := wrap(bwrap, probeScript, Options{Root: root}, tool)
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "bash", "-c", line).CombinedOutput()
 	if err != nil {

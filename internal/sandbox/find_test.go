@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -39,7 +40,7 @@ func newFakeFinder(t *testing.T) *fakeFinder {
 
 func (f *fakeFinder) check(t *testing.T, wantOK bool, wantProbes int) {
 	t.Helper()
-	bwrap, ok := f.find()
+	bwrap, ok := f.find(context.Background())
 	if bwrap != f.bwrap || ok != wantOK || f.probes != wantProbes {
 		t.Fatalf("find() = %q, %v after %d probes; want %q, %v after %d", bwrap, ok, f.probes, f.bwrap, wantOK, wantProbes)
 	}
@@ -66,6 +67,21 @@ func TestFindProbesOnceAndCaches(t *testing.T) {
 	f.check(t, false, 3)
 }
 
+// A probe cut short by the hook's deadline is no verdict: Find answers no
+// sandbox for this call, and the next call (with time) probes again.
+func TestFindDoesNotCacheAProbeCutShort(t *testing.T) {
+	f := newFakeFinder(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f.err = context.Canceled
+	if _, ok := f.find(ctx); ok || f.probes != 1 {
+		t.Fatalf("expired: ok %v after %d probes; want false, 1", ok, f.probes)
+	}
+	f.err = nil
+	f.check(t, true, 2)
+	f.check(t, true, 2)
+}
+
 func TestFindWithoutCacheDirProbesEveryTime(t *testing.T) {
 	f := newFakeFinder(t)
 	f.cacheDir = ""
@@ -87,19 +103,19 @@ func TestFindIgnoresACorruptCache(t *testing.T) {
 func TestFindOutsideLinuxOrWithoutBwrap(t *testing.T) {
 	f := newFakeFinder(t)
 	f.goos = "darwin"
-	if _, ok := f.find(); ok || f.probes != 0 {
+	if _, ok := f.find(context.Background()); ok || f.probes != 0 {
 		t.Errorf("darwin: ok %v after %d probes; want false, 0", ok, f.probes)
 	}
 	f = newFakeFinder(t)
 	f.lookPath = func(string) (string, error) { return "", exec.ErrNotFound }
-	if _, ok := f.find(); ok || f.probes != 0 {
+	if _, ok := f.find(context.Background()); ok || f.probes != 0 {
 		t.Errorf("no bwrap: ok %v after %d probes; want false, 0", ok, f.probes)
 	}
 }
 
 func TestFindOnThisMachine(t *testing.T) {
 	bwrap := bwrapForTest(t)
-	got, ok := finder{cacheDir: t.TempDir()}.find()
+	got, ok := finder{cacheDir: t.TempDir()}.find(context.Background())
 	if got != bwrap || !ok {
 		t.Fatalf("find() = %q, %v; want %q, true", got, ok, bwrap)
 	}
@@ -110,13 +126,13 @@ func TestFindOnThisMachine(t *testing.T) {
 func BenchmarkFindCached(b *testing.B) {
 	bwrapForTest(b)
 	f := finder{cacheDir: b.TempDir()}
-	if _, ok := f.find(); !ok {
+	if _, ok := f.find(context.Background()); !ok {
 		b.Fatal("sandbox not available")
 	}
 	f.probe = func(string) error { b.Fatal("probe ran on the cached path"); return nil }
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, ok := f.find(); !ok {
+		if _, ok := f.find(context.Background()); !ok {
 			b.Fatal("not ok")
 		}
 	}

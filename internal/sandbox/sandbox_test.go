@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -26,7 +27,7 @@ func bwrapForTest(t testing.TB) string {
 	if err != nil {
 		t.Skip("bwrap (bubblewrap) is not installed; `make test` installs it with scripts/install-bwrap")
 	}
-	if err := (finder{}).run(bwrap); err != nil {
+	if err := (finder{}).run(context.Background(), bwrap); err != nil {
 		t.Fatalf("bwrap is installed but the sandbox does not work on this machine: %v", err)
 	}
 	return bwrap

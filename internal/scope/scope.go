@@ -183,9 +183,15 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 	}
 	g := git{dir: root}
 	if out, err := g.str(ctx, "rev-parse", "--is-inside-work-tree"); err != nil || out != "true" {
+		if ctx.Err() != nil { // out of time, which says nothing about the repository
+			return Context{}, nil, fmt.Errorf("no time left to choose the change: %w", ctx.Err())
+		}
 		return Context{}, nil, userError("%s is not inside a git work tree: run whetstone in a git repository (git init, then commit)", root)
 	}
 	head, err := g.str(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	if err != nil && ctx.Err() != nil {
+		return Context{}, nil, fmt.Errorf("no time left to choose the change: %w", ctx.Err())
+	}
 	if err != nil {
 		return Context{}, nil, userError("the repository has no commits yet: commit something first, then review")
 	}

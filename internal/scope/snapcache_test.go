@@ -100,3 +100,21 @@ func TestSnapshotCacheForged(t *testing.T) {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
 }
+
+// TestTakePrunesByItsClock: Take prunes the kept indexes older than
+// cacheAge by the clock it is given, not the process's: a day later by
+// that clock the kept index of the snapshot before is gone, and the new
+// snapshot keeps its own.
+func TestTakePrunesByItsClock(t *testing.T) {
+	r := tamperRepo(t)
+	first := r.take()
+	r.write("notes.md", "a new untracked file: another index\n")
+	later, err := Take(context.Background(), r.dir, 0, time.Now().Add(cacheAge+time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := r.kept()
+	if first.Cache == "" || later.Cache == first.Cache || len(kept) != 1 || filepath.Base(kept[0]) != cachePrefix+later.Cache {
+		t.Fatalf("kept %v after a Take a day later, want only %s (the first kept %s)", kept, later.Cache, first.Cache)
+	}
+}

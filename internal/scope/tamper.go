@@ -94,12 +94,13 @@ func tamperGit(root string) git { return git{dir: root} }
 // refs. It writes git objects (the trees, the refs listing) and nothing
 // else: neither the user's index nor the work tree is touched. Untracked
 // files larger than maxUntracked bytes (0: DefaultMaxUntracked) are not
-// hashed: their size and modification time are recorded instead.
-func Take(ctx context.Context, root string, maxUntracked int64) (Snapshot, error) {
+// hashed: their size and modification time are recorded instead. now is
+// the caller's clock: kept indexes older than cacheAge then are pruned.
+func Take(ctx context.Context, root string, maxUntracked int64, now time.Time) (Snapshot, error) {
 	g := tamperGit(root)
 	s := Snapshot{MaxUntracked: max(maxUntracked, 0)}
 	if index, err := indexPath(ctx, g); err == nil {
-		pruneIndexes(filepath.Dir(index), time.Now())
+		pruneIndexes(filepath.Dir(index), now)
 	}
 	err := both(func() (err error) {
 		s.Tree, s.Index, s.Large, s.Cache, err = worktree(ctx, g, s.MaxUntracked, "", true)

@@ -48,7 +48,7 @@ func (r *repo) index() []byte {
 func (r *repo) take() Snapshot {
 	r.t.Helper()
 	before := r.state()
-	s, err := Take(context.Background(), r.dir, 0)
+	s, err := Take(context.Background(), r.dir, 0, time.Now())
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestTamperFsmonitor(t *testing.T) {
 	os.Remove(mark)
 	// Not r.take: its git status would run the hook.
 	ctx := context.Background()
-	s, err := Take(ctx, r.dir, 0)
+	s, err := Take(ctx, r.dir, 0, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestTamperFsmonitor(t *testing.T) {
 
 func TestTamperSubdirectory(t *testing.T) {
 	r := tamperRepo(t)
-	s, err := Take(context.Background(), filepath.Join(r.dir, "sub"), 0)
+	s, err := Take(context.Background(), filepath.Join(r.dir, "sub"), 0, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestTamperConcurrent(t *testing.T) {
 	errs := make(chan error, 16)
 	for range 8 {
 		wg.Go(func() {
-			s, err := Take(context.Background(), r.dir, 0)
+			s, err := Take(context.Background(), r.dir, 0, time.Now())
 			if err == nil && !reflect.DeepEqual(s, want) {
 				err = fmt.Errorf("snapshot %+v, want %+v", s, want)
 			}
@@ -559,7 +559,7 @@ func BenchmarkTamper10k(b *testing.B) {
 	run("add", "-A")
 	run("commit", "-q", "-m", "base")
 	ctx := context.Background()
-	before, err := Take(ctx, dir, 0)
+	before, err := Take(ctx, dir, 0, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -567,7 +567,7 @@ func BenchmarkTamper10k(b *testing.B) {
 		write(fmt.Sprintf("pkg%02d/file00.go", i), "changed\n")
 		write(fmt.Sprintf("new%d.txt", i), "new\n")
 	}
-	now, err := Take(ctx, dir, 0) // and the stat cache is warm
+	now, err := Take(ctx, dir, 0, time.Now()) // and the stat cache is warm
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -588,7 +588,7 @@ func BenchmarkTamper10k(b *testing.B) {
 			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "median-ms")
 		})
 	}
-	measure("Take", func() error { _, err := Take(ctx, dir, 0); return err })
+	measure("Take", func() error { _, err := Take(ctx, dir, 0, time.Now()); return err })
 	measure("Changes/clean", func() error { _, err := now.Changes(ctx, dir); return err })
 	measure("Changes/dirty", func() error { _, err := before.Changes(ctx, dir); return err })
 }
@@ -682,7 +682,7 @@ func TestIndexPath(t *testing.T) {
 			t.Errorf("index of %s: %s, want %s", dir, got, want)
 		}
 	}
-	before, err := Take(ctx, wt, 0)
+	before, err := Take(ctx, wt, 0, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -724,7 +724,7 @@ func BenchmarkTamperSmall(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
-	s, err := Take(ctx, dir, 0)
+	s, err := Take(ctx, dir, 0, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -158,7 +158,7 @@ func TestLargeUntrackedDetect(t *testing.T) {
 func (r *repo) takeCapped(max int64) Snapshot {
 	r.t.Helper()
 	before := r.state()
-	s, err := Take(context.Background(), r.dir, max)
+	s, err := Take(context.Background(), r.dir, max, time.Now())
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -1,0 +1,71 @@
+package app_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/loop"
+)
+
+// expired is a hook's context whose deadline has passed.
+func expired(t *testing.T) context.Context {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A hook whose deadline has passed gives up choosing the change at once
+// (not after detectTimeout's 90 s) and refuses the prompt as a change that
+// cannot be computed is refused: one sentence, nothing written.
+func TestStartGivesUpAtTheHooksDeadline(t *testing.T) {
+	dir := intentRepo(t)
+	d := newDriver(t, dir)
+	d.ctx = expired(t)
+	start := time.Now()
+	resp := d.call("user-prompt-submit", map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "/whetstone:review"})
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the hook took %s past its deadline", took)
+	}
+	if resp == nil || resp.Decision != "block" || !strings.Contains(resp.Reason, "deadline exceeded") || !strings.Contains(resp.Reason, "No review was started") {
+		t.Fatalf("answer = %+v, want a block naming the deadline", resp)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".whetstone", "runs")); !os.IsNotExist(err) {
+		t.Errorf("a refused start left .whetstone/runs behind (%v)", err)
+	}
+}
+
+// The concluding stop of the fixer, at its deadline, cannot compute the
+// change for the next review round: the run stops as error, saying why,
+// as it does when computing the change fails or times out; it never
+// reviews a stale diff, and the hook still answers.
+func TestConcludingStopGivesUpAtTheHooksDeadline(t *testing.T) {
+	dir := intentRepo(t)
+	d := newDriver(t, dir)
+	if resp := d.call("user-prompt-submit", map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "/whetstone:review --reviewers critic"}); resp == nil || resp.Decision == "block" {
+		t.Fatalf("start refused: %+v", resp)
+	}
+	_, stop := d.agent("critic")
+	stop(reviewerMessage(t, "critic", []map[string]any{{"severity": "medium", "confidence": 90, "category": "maintainability",
+		"file": "lib.go", "line": 3, "title": "The comment says Sum adds all numbers", "description": "d"}}, nil))
+	if r := d.run(); r.Phase != loop.Fix {
+		t.Fatalf("after iteration 1: %s, want fix", r.Phase)
+	}
+	_, stop = d.agent("fixer")
+	if err := os.WriteFile(filepath.Join(dir, "lib.go"), []byte("package main\n\n// Sum adds the positive numbers.\nfunc Sum(xs []int) int { return 0 }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.ctx = expired(t)
+	start := time.Now()
+	stop(`{"schema": "whetstone.fix/v1", "results": [{"id": "F-0001", "status": "fixed", "note": "n", "files": ["lib.go"]}]}`)
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the hook took %s past its deadline", took)
+	}
+	r := d.run()
+	if r.Phase != loop.Stopped || r.StopReason != loop.Error || !strings.Contains(r.Error, "could not compute the change for iteration 2") || !strings.Contains(r.Error, "deadline exceeded") {
+		t.Fatalf("after the fix at its deadline: %s %s %q, want stopped as error naming the deadline", r.Phase, r.StopReason, r.Error)
+	}
+}
