@@ -69,3 +69,28 @@ func TestConcludingStopGivesUpAtTheHooksDeadline(t *testing.T) {
 		t.Fatalf("after the fix at its deadline: %s %s %q, want stopped as error naming the deadline", r.Phase, r.StopReason, r.Error)
 	}
 }
+
+// A review round that concludes at its deadline cannot compare the work
+// tree with the phase's baseline. What cannot be checked is not taken as
+// untouched: the phase is recorded as unverified and the run does not
+// approve, though its one reviewer found nothing.
+func TestUncomparedPhaseNeverApproves(t *testing.T) {
+	dir := intentRepo(t)
+	d := newDriver(t, dir)
+	if resp := d.call("user-prompt-submit", map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "/whetstone:review --reviewers critic"}); resp == nil || resp.Decision == "block" {
+		t.Fatalf("start refused: %+v", resp)
+	}
+	_, stop := d.agent("critic")
+	d.ctx = expired(t)
+	stop(reviewerMessage(t, "critic", nil, nil))
+	r := d.run()
+	if len(r.Tampered) == 0 || !strings.Contains(r.Tampered[0], "unverified: the work tree could not be compared with its baseline") {
+		t.Fatalf("tampered = %q, want the phase recorded as unverified", r.Tampered)
+	}
+	if r.Phase != loop.Done && r.Phase != loop.Stopped {
+		t.Fatalf("after the clean round: %s, want the run ended", r.Phase)
+	}
+	if r.Verdict == "APPROVE" || r.Verdict == "APPROVE_WITH_NOTES" {
+		t.Errorf("verdict %s after a phase whetstone could not check", r.Verdict)
+	}
+}

@@ -625,7 +625,10 @@ func (a *App) compare(ctx context.Context, proj Project, r *loop.Run) (*scope.Sn
 	defer cancel()
 	now, changes, err := r.Baseline.Compare(ctx, proj.Root)
 	if err != nil {
+		// What cannot be checked is not taken as untouched: the phase is
+		// recorded as unverified, which (like tampering) never approves.
 		fmt.Fprintf(a.Log, "run %s: comparing the %s phase with its baseline: %v\n", r.ID, r.Phase, err)
+		r.Tampered = append(r.Tampered, fmt.Sprintf("unverified: the work tree could not be compared with its baseline (%v), after the %s phase of iteration %d", err, r.Phase, r.Iteration))
 		return nil, nil
 	}
 	var files []scope.Change
