@@ -297,6 +297,9 @@ func (p Project) saveCold(r *loop.Run, now time.Time) (bool, error) {
 			if rerr := os.Rename(path, aside); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 				return false, fmt.Errorf("%v; and keeping it aside failed: %w", err, rerr)
 			}
+			// Its segments go aside with it: the sweep would remove them
+			// as no longer named, and they are the settled findings.
+			p.segmentsAside(r.ID, now)
 			r.LoadCold(nil, r.History)
 			setArchive(path, nil)
 		}
@@ -382,8 +385,41 @@ func (p Project) sweepLedgers(r *loop.Run) {
 	}
 	entries, _ := os.ReadDir(p.runDir(r.ID))
 	for _, e := range entries {
-		if !keep[e.Name()] && isLedger(e) {
+		// The sweep runs after the lock is released: a file of a later
+		// revision is another hook's, written since, and stays.
+		if rev, ok := ledgerRev(e.Name()); ok && rev < r.LedgerRev && !keep[e.Name()] && isLedger(e) {
 			_ = os.Remove(filepath.Join(p.runDir(r.ID), e.Name()))
+		}
+	}
+}
+
+// ledgerRev is the revision a ledger file's name carries: ledger.json 0,
+// ledger-<rev>.json and ledger-<rev>.settled.json rev.
+func ledgerRev(name string) (int, bool) {
+	if name == "ledger.json" {
+		return 0, true
+	}
+	s, ok := strings.CutPrefix(name, "ledger-")
+	if !ok {
+		return 0, false
+	}
+	if s, ok = strings.CutSuffix(s, ".json"); !ok {
+		return 0, false
+	}
+	rev, err := strconv.Atoi(strings.TrimSuffix(s, ".settled"))
+	return rev, err == nil && rev > 0
+}
+
+// segmentsAside renames every segment of run id to
+// <name>.unreadable-<now>, out of the sweep's way, when its head could
+// not be read and the ledger starts again.
+func (p Project) segmentsAside(id string, now time.Time) {
+	dir := p.runDir(id)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if n := e.Name(); e.Type().IsRegular() && strings.HasPrefix(n, "ledger-") && strings.HasSuffix(n, ".settled.json") {
+			path := filepath.Join(dir, n)
+			_ = os.Rename(path, fmt.Sprintf("%s.unreadable-%d", path, now.UnixNano()))
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -220,5 +221,77 @@ func TestLedgerSegments(t *testing.T) {
 	back, _ = proj.Load(id)
 	if err := proj.LoadCold(back); !errors.Is(err, loop.ErrNewerVersion) || !strings.Contains(err.Error(), "upgrade whetstone") {
 		t.Fatalf("a newer ledger: %v", err)
+	}
+}
+
+// TestLedgerSweepKeepsWhatIsNotItsOwn: the sweep (after the lock) removes
+// only files older than the revision its update wrote, never a later
+// hook's; and a ledger that cannot be read starts again with its segments
+// kept aside, not swept away with the settled findings in them.
+func TestLedgerSweepKeepsWhatIsNotItsOwn(t *testing.T) {
+	root := t.TempDir()
+	proj := Project{Root: root, Key: bytes.Repeat([]byte{7}, 32)}
+	a := &App{Now: func() time.Time { return time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC) }, Getenv: func(string) string { return "" }, Log: os.Stderr}
+	const id = "sess-w-1"
+	dir := proj.runDir(id)
+	r := loop.New(id, "sess-w", loop.Settings{Depth: "standard"}, []string{"critic"}, a.Now())
+	if _, err := proj.saveCold(r, a.Now()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := r.Encode(a.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proj.store(id).Update(func([]byte) ([]byte, error) { return data, nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Update(proj, id, func(r *loop.Run) error {
+		if err := proj.LoadCold(r); err != nil {
+			return err
+		}
+		r.Findings = append(r.Findings, review.Entry{ID: "F-0001", Status: review.StatusResolved, File: "a.go", Line: 3, Title: "settled"})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Files a later hook wrote after this one released the lock.
+	later := []string{fmt.Sprintf("ledger-%d.json", got.LedgerRev+1), fmt.Sprintf("ledger-%d.settled.json", got.LedgerRev+1)}
+	for _, n := range later {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proj.sweepLedgers(got)
+	for _, n := range later {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("the sweep removed a later hook's %s: %v", n, err)
+		}
+	}
+	for _, n := range later {
+		os.Remove(filepath.Join(dir, n))
+	}
+
+	// The head is lost; the next update that adds history starts again.
+	segs, _ := filepath.Glob(filepath.Join(dir, "ledger-*.settled.json"))
+	if len(segs) != 1 {
+		t.Fatalf("segments: %v", segs)
+	}
+	if err := os.Remove(proj.ledgerPath(id, got.LedgerRev)); err != nil {
+		t.Fatal(err)
+	}
+	setArchive(proj.ledgerPath(id, got.LedgerRev), nil) // another process: nothing cached
+	if _, err := a.Update(proj, id, func(r *loop.Run) error {
+		r.History = append(r.History, loop.Step{At: a.Now(), Iteration: 1, Phase: r.Phase, Note: "a step"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(segs[0]); err == nil {
+		t.Fatalf("%s is still named as a segment after its head was lost", segs[0])
+	}
+	if aside, _ := filepath.Glob(segs[0] + ".unreadable-*"); len(aside) != 1 {
+		t.Errorf("the lost head's segment was not kept aside: %v", aside)
 	}
 }
