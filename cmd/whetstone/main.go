@@ -5,8 +5,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/whetstone-dev/whetstone/internal/cli"
 )
@@ -16,11 +14,12 @@ func main() {
 }
 
 // run gives a hook the deadline its client sets, less a margin
-// (cli.HookDeadline); every other command runs until it ends or is
-// interrupted.
+// (cli.HookDeadline). Signals keep Go's default: SIGTERM or Ctrl-C ends
+// any command at once, so a hook the client kills never outlives it (a
+// caught signal would leave a hook stuck in a step without a context
+// running past the kill).
 func run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := context.Background()
 	if d, ok := cli.HookDeadline(os.Args); ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)

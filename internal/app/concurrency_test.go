@@ -371,7 +371,9 @@ func testGetenv(k string) string {
 }
 
 func hookEnv() []string {
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "WHETSTONE_") })
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "WHETSTONE_") || strings.HasPrefix(kv, "CLAUDE_CODE_SESSION_ID=")
+	})
 	return append(env, "WHETSTONE_STATE_DIR="+keyDir)
 }
 

@@ -93,4 +93,42 @@ func TestUncomparedPhaseNeverApproves(t *testing.T) {
 	if r.Verdict == "APPROVE" || r.Verdict == "APPROVE_WITH_NOTES" {
 		t.Errorf("verdict %s after a phase whetstone could not check", r.Verdict)
 	}
+	v, err := os.ReadFile(filepath.Join(dir, ".whetstone", "runs", r.ID, "iter-1", "verdict.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(v), `"APPROVE`) || !strings.Contains(string(v), "unverified") {
+		t.Errorf("iter-1/verdict.json approves or does not name the unverified phase:\n%s", v)
+	}
+}
+
+// The launcher answers a session without a run by the session its
+// environment names (CLAUDE_CODE_SESSION_ID); should a client ever name
+// another one there than in the payload, a run the launcher could not
+// see would go ungated, so it does not start.
+func TestStartRefusedWhenTheEnvironmentNamesAnotherSession(t *testing.T) {
+	dir := intentRepo(t)
+	d := newDriver(t, dir)
+	d.a.Getenv = func(k string) string {
+		if k == "CLAUDE_CODE_SESSION_ID" {
+			return "another-session"
+		}
+		return testGetenv(k)
+	}
+	resp := d.call("user-prompt-submit", map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "/whetstone:review"})
+	if resp == nil || resp.Decision != "block" || !strings.Contains(resp.Reason, `names session "another-session"`) || !strings.Contains(resp.Reason, "No review was started") {
+		t.Fatalf("answer = %+v, want the start refused naming both sessions", resp)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".whetstone", "runs")); !os.IsNotExist(err) {
+		t.Errorf("a refused start left .whetstone/runs behind (%v)", err)
+	}
+	d.a.Getenv = func(k string) string {
+		if k == "CLAUDE_CODE_SESSION_ID" {
+			return d.session
+		}
+		return testGetenv(k)
+	}
+	if resp := d.call("user-prompt-submit", map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "/whetstone:review"}); resp == nil || resp.Decision == "block" {
+		t.Fatalf("the same session in both: %+v, want a run started", resp)
+	}
 }

@@ -351,11 +351,17 @@ func (a *App) contain(ctx context.Context, g gate, p hook.Payload, cmd string, p
 		if bwrap, ok := a.sandboxWithin(ctx); ok {
 			return a.sandboxed(g, p, bwrap, cmd, pol.Cwd) // the whole line, whatever it runs
 		}
+		if late := outOfTime(ctx, g); late != nil {
+			return late
+		}
 	}
 	if !runsCode(cmd, pol, reason) {
 		return nil // the parser decides a line that runs no code
 	}
 	bwrap, ok := a.sandboxWithin(ctx)
+	if late := outOfTime(ctx, g); !ok && late != nil {
+		return late
+	}
 	switch {
 	case ok && p.ToolName == "Bash":
 		return a.sandboxed(g, p, bwrap, cmd, pol.Cwd)
@@ -365,6 +371,16 @@ func (a *App) contain(ctx context.Context, g gate, p hook.Payload, cmd string, p
 		return nil // the parser decides
 	}
 	return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only inside a bubblewrap sandbox and there is none here (%s); %s", g.id, quote(cmd), NoSandbox(), getSandbox))
+}
+
+// outOfTime denies a call whose hook ran out of time before the sandbox
+// probe answered: a probe cut short says nothing of the machine, so it is
+// not taken for "no sandbox here" (which may leave a line to the parser).
+func outOfTime(ctx context.Context, g gate) *hook.Response {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return hook.Deny(fmt.Sprintf("whetstone run %s: the hook ran out of time looking for the sandbox (%v); make the call again.", g.id, ctx.Err()))
 }
 
 // runsCode reports whether cmd runs the project's code and, in the

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/config"
 	"github.com/whetstone-dev/whetstone/internal/hook"
 	"github.com/whetstone-dev/whetstone/internal/loop"
@@ -41,6 +42,13 @@ const detectTimeout = 90 * time.Second
 func (a *App) startRun(ctx context.Context, proj Project, p hook.Payload) (*hook.Response, error) {
 	refuse := func(err error) (*hook.Response, error) {
 		return hook.Block(fmt.Sprintf("whetstone: %v. No review was started.", strings.TrimSuffix(err.Error(), "."))), nil
+	}
+	// The launcher tells a session without a run by the session its
+	// environment names; a run it could not see must not start.
+	if env := client.Of(p).SessionEnv(); env != "" && a.Getenv != nil {
+		if s := a.Getenv(env); s != "" && s != p.SessionID {
+			return refuse(fmt.Errorf("the hook's environment names session %q (%s) but its payload names %q, so whetstone could not gate this session's tools", s, env, p.SessionID))
+		}
 	}
 	args, err := config.ParseArgs(p.Prompt)
 	if err != nil {
@@ -629,7 +637,7 @@ func (a *App) compare(ctx context.Context, proj Project, r *loop.Run) (*scope.Sn
 		// recorded as unverified, which (like tampering) never approves.
 		fmt.Fprintf(a.Log, "run %s: comparing the %s phase with its baseline: %v\n", r.ID, r.Phase, err)
 		r.Tampered = append(r.Tampered, fmt.Sprintf("unverified: the work tree could not be compared with its baseline (%v), after the %s phase of iteration %d", err, r.Phase, r.Iteration))
-		return nil, nil
+		return nil, []scope.Change{{Kind: "unverified", Detail: err.Error()}} // verdict.json says it too
 	}
 	var files []scope.Change
 	kept := changes[:0]

@@ -62,6 +62,10 @@ type Client interface {
 	// review command, commands/review.md (cmd/genagents writes them).
 	Render(reg brief.Registry, command []byte) (map[string][]byte, error)
 
+	// SessionEnv is the environment variable in which the client names a
+	// hook's session for the launcher (scripts/whetstone), "" for none.
+	SessionEnv() string
+
 	// Binary is the program `whetstone doctor` looks for, and the fix
 	// it suggests when it is missing.
 	Binary() (name, fix string)

@@ -258,6 +258,9 @@ func Decode(data []byte) (*Run, error) {
 // Encode renders state.json, bumping the revision. It is compact: hooks
 // read it, people read `whetstone status`.
 func (r *Run) Encode(now time.Time) ([]byte, error) {
+	// Written by this binary, it is this binary's format (its ledger is):
+	// an older whetstone must refuse it, not read part of it.
+	r.Version = Version
 	r.Revision++
 	r.Updated = now
 	b, err := json.Marshal(r)

@@ -93,6 +93,11 @@ func (Client) Render(reg brief.Registry, command []byte) (map[string][]byte, err
 	return out, nil
 }
 
+// SessionEnv names the hook's session in its environment, as the payload's
+// session_id (docs: claude-code.md); the launcher answers a session
+// without a run by it.
+func (Client) SessionEnv() string { return "CLAUDE_CODE_SESSION_ID" }
+
 // Binary is the program doctor looks for, and how to install it.
 func (Client) Binary() (name, fix string) {
 	return "claude", "install Claude Code: npm install -g @anthropic-ai/claude-code"

@@ -133,6 +133,9 @@ func (Client) RewritesWholeLine(string) bool { return true }
 // SandboxDecision is none: the plugin applies the rewrite.
 func (Client) SandboxDecision(string) string { return "" }
 
+// SessionEnv is empty: the plugin runs the binary directly, no launcher.
+func (Client) SessionEnv() string { return "" }
+
 // Binary is the program doctor looks for, and how to install it.
 func (Client) Binary() (name, fix string) {
 	return "opencode", "install OpenCode: npm install -g opencode-ai"
