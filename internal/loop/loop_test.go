@@ -289,6 +289,15 @@ func TestDecode(t *testing.T) {
 			t.Errorf("Decode(%s) err = %v, want a corrupt-state error", bad, err)
 		}
 	}
+	// A run begun by an older whetstone, saved by this one, is in this
+	// one's format (its ledger is): an older binary must refuse it.
+	old, err := Decode([]byte(`{"version":1,"run_id":"x","phase":"review"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := old.Encode(t0); !strings.Contains(string(data), fmt.Sprintf(`"version":%d`, Version)) {
+		t.Errorf("a version 1 run saved again: %s, want version %d", data, Version)
+	}
 	r := New("r-1", "s", settings("quick"), []string{"critic"}, t0)
 	data, _ := r.Encode(t0)
 	back, err := Decode(data)
