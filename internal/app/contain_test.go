@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/sandbox"
 	"github.com/whetstone-dev/whetstone/internal/sandbox/sandboxtest"
 )
@@ -405,5 +407,29 @@ func TestReviewerCoverprofileRunsAndLeavesNothing(t *testing.T) {
 	out := runHook(t, b, "pre-tool-use", bashPayload(t, session, root, "whetstone:witness", "default", "go test -coverprofile=c.out ./..."))
 	if reason := gjson.GetBytes(out, "hookSpecificOutput.permissionDecisionReason").String(); !strings.Contains(reason, "is read-only and may not run this") {
 		t.Errorf("without a sandbox, want the parser's refusal; got %s", out)
+	}
+}
+
+// TestProbeCutShortDenies: a hook that runs out of time before the sandbox
+// probe answers knows nothing of the machine, so with "if-available" it
+// does not leave a line that runs the project's code to the parser, as
+// "no sandbox here" would: it denies, saying why.
+func TestProbeCutShortDenies(t *testing.T) {
+	keyDir := containKeyDir(t)
+	a := containApp(t, keyDir, false)
+	session := "c3100000-0000-4000-8000-000000000001"
+	root, _ := containProject(t, a, session, "/whetstone:review", `{"sandbox": "if-available"}`)
+	p, err := client.Parse(bashPayload(t, session, root, "whetstone:witness", "default", "go test ./..."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	resp, err := a.Hook(ctx, "pre-tool-use", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp == nil || resp.Specific == nil || resp.Specific.PermissionDecision != "deny" || !strings.Contains(resp.Specific.PermissionDecisionReason, "ran out of time looking for the sandbox") {
+		t.Fatalf("go test at the hook's deadline with if-available: %+v, want a deny naming the deadline", resp)
 	}
 }
