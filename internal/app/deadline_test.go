@@ -132,3 +132,26 @@ func TestStartRefusedWhenTheEnvironmentNamesAnotherSession(t *testing.T) {
 		t.Fatalf("the same session in both: %+v, want a run started", resp)
 	}
 }
+
+// A round with a finding that concludes at its deadline cannot take the
+// fix phase's baseline either: that phase is recorded as unverified when
+// it starts, instead of being left unchecked (or checked against the
+// review phase's stale baseline).
+func TestPhaseWithoutBaselineIsUnverified(t *testing.T) {
+	dir := intentRepo(t)
+	d := newDriver(t, dir)
+	if resp := d.call("user-prompt-submit", map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "/whetstone:review --reviewers critic"}); resp == nil || resp.Decision == "block" {
+		t.Fatalf("start refused: %+v", resp)
+	}
+	_, stop := d.agent("critic")
+	d.ctx = expired(t)
+	stop(reviewerMessage(t, "critic", []map[string]any{{"severity": "medium", "confidence": 90, "category": "maintainability",
+		"file": "lib.go", "line": 3, "title": "The comment says Sum adds all numbers", "description": "d"}}, nil))
+	r := d.run()
+	if r.Phase != loop.Fix {
+		t.Fatalf("after the round: %s, want fix", r.Phase)
+	}
+	if r.Baseline != nil || !strings.Contains(strings.Join(r.Tampered, "\n"), "unverified: no baseline could be taken for the fix phase of iteration 1") {
+		t.Fatalf("baseline %v, tampered %q: want no baseline and the fix phase recorded as unverified", r.Baseline, r.Tampered)
+	}
+}

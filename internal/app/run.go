@@ -613,7 +613,12 @@ func (a *App) baseline(ctx context.Context, proj Project, r *loop.Run) {
 	defer cancel()
 	s, err := scope.Take(ctx, proj.Root, r.Settings.MaxUntrackedBytes, a.Now())
 	if err != nil {
+		// Without a baseline the phase cannot be checked when it ends: it
+		// is recorded as unverified now, as a failed comparison is, and
+		// no stale baseline of an earlier phase stands in for it.
 		fmt.Fprintf(a.Log, "run %s: no baseline for the %s phase: %v\n", r.ID, r.Phase, err)
+		r.Baseline = nil
+		r.Tampered = append(r.Tampered, fmt.Sprintf("unverified: no baseline could be taken for the %s phase of iteration %d (%v)", r.Phase, r.Iteration, err))
 		return
 	}
 	r.Baseline = &s
