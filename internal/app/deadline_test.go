@@ -11,6 +11,16 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/loop"
 )
 
+// criticRun starts a run with the critic alone in the repository dir.
+func criticRun(t *testing.T, dir string) *driver {
+	t.Helper()
+	d := newDriver(t, dir)
+	if resp := d.call("user-prompt-submit", map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "/whetstone:review --reviewers critic"}); resp == nil || resp.Decision == "block" {
+		t.Fatalf("start refused: %+v", resp)
+	}
+	return d
+}
+
 // expired is a hook's context whose deadline has passed.
 func expired(t *testing.T) context.Context {
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
@@ -44,10 +54,7 @@ func TestStartGivesUpAtTheHooksDeadline(t *testing.T) {
 // reviews a stale diff, and the hook still answers.
 func TestConcludingStopGivesUpAtTheHooksDeadline(t *testing.T) {
 	dir := intentRepo(t)
-	d := newDriver(t, dir)
-	if resp := d.call("user-prompt-submit", map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "/whetstone:review --reviewers critic"}); resp == nil || resp.Decision == "block" {
-		t.Fatalf("start refused: %+v", resp)
-	}
+	d := criticRun(t, dir)
 	_, stop := d.agent("critic")
 	stop(reviewerMessage(t, "critic", []map[string]any{{"severity": "medium", "confidence": 90, "category": "maintainability",
 		"file": "lib.go", "line": 3, "title": "The comment says Sum adds all numbers", "description": "d"}}, nil))
@@ -76,10 +83,7 @@ func TestConcludingStopGivesUpAtTheHooksDeadline(t *testing.T) {
 // approve, though its one reviewer found nothing.
 func TestUncomparedPhaseNeverApproves(t *testing.T) {
 	dir := intentRepo(t)
-	d := newDriver(t, dir)
-	if resp := d.call("user-prompt-submit", map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "/whetstone:review --reviewers critic"}); resp == nil || resp.Decision == "block" {
-		t.Fatalf("start refused: %+v", resp)
-	}
+	d := criticRun(t, dir)
 	_, stop := d.agent("critic")
 	d.ctx = expired(t)
 	stop(reviewerMessage(t, "critic", nil, nil))
@@ -139,10 +143,7 @@ func TestStartRefusedWhenTheEnvironmentNamesAnotherSession(t *testing.T) {
 // review phase's stale baseline).
 func TestPhaseWithoutBaselineIsUnverified(t *testing.T) {
 	dir := intentRepo(t)
-	d := newDriver(t, dir)
-	if resp := d.call("user-prompt-submit", map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "/whetstone:review --reviewers critic"}); resp == nil || resp.Decision == "block" {
-		t.Fatalf("start refused: %+v", resp)
-	}
+	d := criticRun(t, dir)
 	_, stop := d.agent("critic")
 	d.ctx = expired(t)
 	stop(reviewerMessage(t, "critic", []map[string]any{{"severity": "medium", "confidence": 90, "category": "maintainability",

@@ -23,22 +23,9 @@ import (
 // in between) is ignored and cleared by the next one; and an older ledger
 // put back under the current name does not verify.
 func TestLedgerMovesWithTheState(t *testing.T) {
-	root := t.TempDir()
-	proj := Project{Root: root, Key: bytes.Repeat([]byte{7}, 32)}
-	a := &App{Now: func() time.Time { return time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC) }, Getenv: func(string) string { return "" }, Log: os.Stderr}
 	const id = "sess-l-1"
+	proj, a := ledgerRun(t, id)
 	dir := proj.runDir(id)
-	r := loop.New(id, "sess-l", loop.Settings{Depth: "standard"}, []string{"critic"}, a.Now())
-	if _, err := proj.saveCold(r, a.Now()); err != nil {
-		t.Fatal(err)
-	}
-	data, err := r.Encode(a.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := proj.store(id).Update(func([]byte) ([]byte, error) { return data, nil }); err != nil {
-		t.Fatal(err)
-	}
 	first, err := os.ReadFile(filepath.Join(dir, "ledger-1.json"))
 	if err != nil {
 		t.Fatalf("the first ledger: %v", err)
@@ -146,22 +133,9 @@ func TestDecodeSettled(t *testing.T) {
 // back to the head; the ledger reads back the same; a ledger of a newer
 // format is refused with a clear error.
 func TestLedgerSegments(t *testing.T) {
-	root := t.TempDir()
-	proj := Project{Root: root, Key: bytes.Repeat([]byte{7}, 32)}
-	a := &App{Now: func() time.Time { return time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC) }, Getenv: func(string) string { return "" }, Log: os.Stderr}
 	const id = "sess-s-1"
+	proj, a := ledgerRun(t, id)
 	dir := proj.runDir(id)
-	r := loop.New(id, "sess-s", loop.Settings{Depth: "standard"}, []string{"critic"}, a.Now())
-	if _, err := proj.saveCold(r, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	data, err := r.Encode(a.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := proj.store(id).Update(func([]byte) ([]byte, error) { return data, nil }); err != nil {
-		t.Fatal(err)
-	}
 	update := func(fn func(r *loop.Run)) *loop.Run {
 		t.Helper()
 		got, err := a.Update(proj, id, func(r *loop.Run) error {
@@ -229,22 +203,9 @@ func TestLedgerSegments(t *testing.T) {
 // hook's; and a ledger that cannot be read starts again with its segments
 // kept aside, not swept away with the settled findings in them.
 func TestLedgerSweepKeepsWhatIsNotItsOwn(t *testing.T) {
-	root := t.TempDir()
-	proj := Project{Root: root, Key: bytes.Repeat([]byte{7}, 32)}
-	a := &App{Now: func() time.Time { return time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC) }, Getenv: func(string) string { return "" }, Log: os.Stderr}
 	const id = "sess-w-1"
+	proj, a := ledgerRun(t, id)
 	dir := proj.runDir(id)
-	r := loop.New(id, "sess-w", loop.Settings{Depth: "standard"}, []string{"critic"}, a.Now())
-	if _, err := proj.saveCold(r, a.Now()); err != nil {
-		t.Fatal(err)
-	}
-	data, err := r.Encode(a.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := proj.store(id).Update(func([]byte) ([]byte, error) { return data, nil }); err != nil {
-		t.Fatal(err)
-	}
 	got, err := a.Update(proj, id, func(r *loop.Run) error {
 		if err := proj.LoadCold(r); err != nil {
 			return err
@@ -294,4 +255,24 @@ func TestLedgerSweepKeepsWhatIsNotItsOwn(t *testing.T) {
 	if aside, _ := filepath.Glob(segs[0] + ".unreadable-*"); len(aside) != 1 {
 		t.Errorf("the lost head's segment was not kept aside: %v", aside)
 	}
+}
+
+// ledgerRun is a project holding one saved run, id, with its first
+// ledger, and the App that wrote it.
+func ledgerRun(t *testing.T, id string) (Project, *App) {
+	t.Helper()
+	proj := Project{Root: t.TempDir(), Key: bytes.Repeat([]byte{7}, 32)}
+	a := &App{Now: func() time.Time { return time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC) }, Getenv: func(string) string { return "" }, Log: os.Stderr}
+	r := loop.New(id, strings.TrimSuffix(id, "-1"), loop.Settings{Depth: "standard"}, []string{"critic"}, a.Now())
+	if _, err := proj.saveCold(r, a.Now()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := r.Encode(a.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proj.store(id).Update(func([]byte) ([]byte, error) { return data, nil }); err != nil {
+		t.Fatal(err)
+	}
+	return proj, a
 }
