@@ -239,12 +239,17 @@ func ownedPath(root, path string) string {
 		return fmt.Sprintf("%s is outside the project (%s)", path, root)
 	}
 	rel, _ := filepath.Rel(root, real)
-	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-	switch strings.ToLower(first) {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	switch strings.ToLower(parts[0]) {
 	case ".whetstone", "whetstone.json":
 		return fmt.Sprintf("%s belongs to whetstone itself", rel)
-	case ".git":
-		return fmt.Sprintf("%s is inside the repository's .git directory", rel)
+	}
+	// Any .git, not only the project's: a nested repository's or a
+	// submodule's hooks and config run code when the user runs git there.
+	for _, part := range parts {
+		if strings.EqualFold(part, ".git") {
+			return fmt.Sprintf("%s is inside a repository's .git", rel)
+		}
 	}
 	return ""
 }
