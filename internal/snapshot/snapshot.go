@@ -97,7 +97,7 @@ func (e *RestoreError) Error() string {
 	return fmt.Sprintf("could not restore %s: %s", what, strings.Join(parts, "; "))
 }
 
-// tamperGit is git for the backstop (git.command turns off hooks and the
+// tamperGit is git for the backstop (gitrun.Git.Command turns off hooks and the
 // fsmonitor for every command).
 func tamperGit(root string) gitrun.Git { return gitrun.Git{Dir: root} }
 
