@@ -18,6 +18,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/scope"
+	"github.com/whetstone-dev/whetstone/internal/snapshot"
 )
 
 // Verdict is verdict.json: one review round's merged findings and outcome.
@@ -33,7 +34,7 @@ type Verdict struct {
 	Next      loop.Phase        `json:"next_phase"`
 	// Tampered lists what changed in the project during the round, which no
 	// read-only agent may do; a run with such changes cannot approve.
-	Tampered []scope.Change `json:"tampered,omitempty"`
+	Tampered []snapshot.Change `json:"tampered,omitempty"`
 	// Dropped counts the round's findings left out, the least severe: past
 	// review.MaxRoundFindings in the round, and past review.MaxReportFindings
 	// in one reviewer's report.
@@ -43,7 +44,7 @@ type Verdict struct {
 	Normalised map[string][]string `json:"normalised,omitempty"`
 }
 
-func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[string]string, e *loop.Event, rule string, tampered []scope.Change) error {
+func (a *App) writeVerdict(dir string, r *loop.Run, iteration int, statuses map[string]string, e *loop.Event, rule string, tampered []snapshot.Change) error {
 	round := e.Round
 	v := Verdict{Schema: review.SchemaVerdict, Run: r.ID, Iteration: iteration, Reviewers: statuses,
 		Findings: round, Blocking: []string{}, Decision: rule, Next: r.Phase, Tampered: tampered, Dropped: e.Dropped}

@@ -25,6 +25,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/scope"
+	"github.com/whetstone-dev/whetstone/internal/snapshot"
 	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
@@ -568,8 +569,8 @@ type ended struct {
 	dir       string
 	iteration int
 	trace     roundTrace
-	current   *scope.Snapshot // nil when it could not be compared
-	tampered  []scope.Change
+	current   *snapshot.Snapshot // nil when it could not be compared
+	tampered  []snapshot.Change
 }
 
 // apply feeds one event to the run and carries out the effects of the row
@@ -611,7 +612,7 @@ func (a *App) apply(ctx context.Context, proj Project, r *loop.Run, e *loop.Even
 func (a *App) baseline(ctx context.Context, proj Project, r *loop.Run) {
 	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
-	s, err := scope.Take(ctx, proj.Root, r.Settings.MaxUntrackedBytes, a.Now())
+	s, err := snapshot.Take(ctx, proj.Root, r.Settings.MaxUntrackedBytes, a.Now())
 	if err != nil {
 		// Without a baseline the phase cannot be checked when it ends: it
 		// is recorded as unverified now, as a failed comparison is, and
@@ -630,7 +631,7 @@ func (a *App) baseline(ctx context.Context, proj Project, r *loop.Run) {
 // move branches).
 // Changes are recorded on the run (it can no longer approve), restored
 // when the project asks for it, and returned for verdict.json.
-func (a *App) compare(ctx context.Context, proj Project, r *loop.Run) (*scope.Snapshot, []scope.Change) {
+func (a *App) compare(ctx context.Context, proj Project, r *loop.Run) (*snapshot.Snapshot, []snapshot.Change) {
 	if r.Baseline == nil {
 		return nil, nil
 	}
@@ -642,12 +643,12 @@ func (a *App) compare(ctx context.Context, proj Project, r *loop.Run) (*scope.Sn
 		// recorded as unverified, which (like tampering) never approves.
 		fmt.Fprintf(a.Log, "run %s: comparing the %s phase with its baseline: %v\n", r.ID, r.Phase, err)
 		r.Tampered = append(r.Tampered, fmt.Sprintf("unverified: the work tree could not be compared with its baseline (%v), after the %s phase of iteration %d", err, r.Phase, r.Iteration))
-		return nil, []scope.Change{{Kind: "unverified", Detail: err.Error()}} // verdict.json says it too
+		return nil, []snapshot.Change{{Kind: "unverified", Detail: err.Error()}} // verdict.json says it too
 	}
-	var files []scope.Change
+	var files []snapshot.Change
 	kept := changes[:0]
 	for _, c := range changes {
-		if c.Kind == scope.KindRef || c.Kind == scope.KindHead || c.Kind == scope.KindStaged {
+		if c.Kind == snapshot.KindRef || c.Kind == snapshot.KindHead || c.Kind == snapshot.KindStaged {
 			kept = append(kept, c)
 		} else if r.Phase != loop.Fix {
 			kept = append(kept, c)

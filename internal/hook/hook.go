@@ -83,6 +83,12 @@ func ValidName(id string) bool {
 // on every tool call and must not pay for a full decode. On an error the
 // Payload still holds what was read (Raw, at most MaxPayload+1 bytes), for
 // Peek.
+//
+// Read and Parse decode only: they neither check that the payload's client
+// is one whetstone knows nor fill what each client spells its own way (tool
+// and agent names, the paths an edit changes: client.Client's Normalise). A
+// hook reads its payload with client.Read or client.Parse, which call these
+// and then do both.
 func Read(r io.Reader) (Payload, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
 	if err != nil {
@@ -142,8 +148,8 @@ func tooDeep(raw []byte) bool {
 	return false
 }
 
-// Parse decodes a payload from bytes. On an error the Payload holds raw,
-// for Peek.
+// Parse decodes a payload from bytes, as Read does (and no more: see Read).
+// On an error the Payload holds raw, for Peek.
 func Parse(raw []byte) (Payload, error) {
 	p, err := parse(raw)
 	p.Raw = raw

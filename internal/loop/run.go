@@ -15,7 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/review"
-	"github.com/whetstone-dev/whetstone/internal/scope"
+	"github.com/whetstone-dev/whetstone/internal/snapshot"
 )
 
 // Version is the state file format this binary reads and writes (2: the
@@ -128,7 +128,7 @@ type Run struct {
 	Announced   bool                 `json:"announced,omitempty"`
 	Tokens      int                  `json:"tokens,omitempty"`
 	LedgerRev   int                  `json:"ledger_rev,omitempty"` // the revision whose ledger file holds the cold part
-	Baseline    *scope.Snapshot      `json:"baseline,omitempty"`   // the work tree when this read-only phase began
+	Baseline    *snapshot.Snapshot   `json:"baseline,omitempty"`   // the work tree when this read-only phase began
 	Tampered    []string             `json:"tampered,omitempty"`   // changes made during read-only phases, in words
 	Edited      []string             `json:"edited,omitempty"`     // files the fixer changed, left uncommitted for the user
 	Verify      []string             `json:"verify"`               // the project's detected verification commands (context.json "verify"); the shell gate reads them

@@ -11,6 +11,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/scope"
+	"github.com/whetstone-dev/whetstone/internal/snapshot"
 )
 
 // Verdict is what a report needs of one round's verdict.json.
@@ -20,7 +21,7 @@ type Verdict struct {
 	Findings  []review.Merged   `json:"findings"`
 	Verdict   string            `json:"verdict"`
 	Decision  string            `json:"decision"`
-	Tampered  []scope.Change    `json:"tampered,omitempty"`
+	Tampered  []snapshot.Change `json:"tampered,omitempty"`
 	Dropped   int               `json:"dropped,omitempty"`
 }
 

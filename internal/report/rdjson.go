@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 
 	"github.com/whetstone-dev/whetstone/internal/review"
@@ -71,8 +69,7 @@ func (r *Report) RDJSON() []byte {
 	out := rdResult{Source: src, Diagnostics: []rdDiagnostic{}}
 	worst := ""
 	for _, f := range r.Findings {
-		switch f.Disposition {
-		case Fixed, Disproved, Withdrawn, PreExisting:
+		if f.Disposition == Fixed || dismissed(f) {
 			continue
 		}
 		msg := "[" + review.InlineMD(f.ID) + " " + review.InlineMD(f.Severity) + "] " + message(f)
@@ -84,14 +81,11 @@ func (r *Report) RDJSON() []byte {
 		}
 	}
 	out.Severity = worst
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
+	data, err := encode(out)
+	if err != nil {
 		panic(err) // plain data only
 	}
-	return escapeInvisible(b.Bytes())
+	return data
 }
 
 // message is a finding's text for a reader that renders Markdown:

@@ -198,18 +198,26 @@ func (r *Report) Blocks() bool {
 	return r.Verdict != review.Approve && r.Verdict != review.ApproveWithNotes
 }
 
-// JSON renders report.json: indented, ending in a newline, HTML left as is,
-// and every character that could hide or reorder text escaped as \uXXXX, so
-// the file (and the copy at the end of report.md) shows what it holds.
+// JSON renders report.json (encode).
 func (r *Report) JSON() []byte {
+	data, err := encode(r)
+	if err != nil {
+		panic(fmt.Sprintf("encode report: %v", err)) // plain data only
+	}
+	return data
+}
+
+// encode is the one JSON encoding of every JSON format (report.json, SARIF,
+// rdjson): indented, ending in a newline, HTML left as is, and every
+// character that could hide or reorder text escaped as \uXXXX, so the file
+// (and the copy at the end of report.md) shows what it holds.
+func encode(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		panic(fmt.Sprintf("encode report: %v", err)) // plain data only
-	}
-	return escapeInvisible(b.Bytes())
+	err := enc.Encode(v)
+	return escapeInvisible(b.Bytes()), err
 }
 
 // escapeInvisible rewrites, inside JSON text, every control, format,

@@ -1,10 +1,8 @@
 package report
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"net/url"
 	"strings"
 
@@ -67,6 +65,12 @@ func uri(path string) string {
 // inSARIF reports whether a finding is a result: every finding except the
 // fixed ones, which the code no longer has.
 func inSARIF(f Finding) bool { return f.Disposition != Fixed }
+
+// dismissed reports whether a finding was let go for a reason a diff tool
+// shows as dismissal: SARIF gives it a suppression, rdjson leaves it out.
+func dismissed(f Finding) bool {
+	return f.Disposition == Disproved || f.Disposition == Withdrawn || f.Disposition == PreExisting
+}
 
 // The SARIF 2.1.0 objects whetstone writes (OASIS SARIF 2.1.0, checked in
 // the tests against the official schema in testdata/schema/). Written by
@@ -167,16 +171,11 @@ func (r *Report) SARIF(version string) ([]byte, error) {
 			PartialFingerprints: map[string]string{"whetstoneFinding/v1": Fingerprint(f)},
 			Properties: map[string]any{"id": f.ID, "severity": f.Severity, "confidence": f.Confidence, "disposition": f.Disposition,
 				"blocking": f.Blocking, "reviewers": f.Reviewers, "tags": []string{f.Category}}}
-		if f.Disposition == Disproved || f.Disposition == Withdrawn || f.Disposition == PreExisting {
+		if dismissed(f) {
 			res.Suppressions = []sarifSuppression{{Kind: "external", Status: "accepted", Justification: review.EscapeMD(f.Reason)}}
 		}
 		run.Results = append(run.Results, res)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	err := enc.Encode(sarifLog{Schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
+	return encode(sarifLog{Schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
 		Version: "2.1.0", Runs: []sarifRun{run}})
-	return escapeInvisible(b.Bytes()), err
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
+	"github.com/whetstone-dev/whetstone/internal/snapshot"
 )
 
 // listArgs are the options of every diff whetstone shows or parses: plain
@@ -19,9 +22,6 @@ var listArgs = []string{"--no-color", "--no-ext-diff", "--no-textconv", "-M", "-
 // --raw listing: -U implies -p, and git would compute every file's patch
 // too (40 s instead of 1.7 s for 50,000 added files).
 var diffArgs = slices.Concat(listArgs, []string{"-U3"})
-
-// excludeState keeps whetstone's own runtime directory out of every pathspec.
-const excludeState = ":(exclude).whetstone"
 
 // change is one changed file: its entry in the file list and its section of
 // the unified diff.
@@ -43,9 +43,9 @@ type addedLine struct {
 
 // listChanges lists the changes from base to tree under pathspecs, without
 // their diffs (`git diff --raw`).
-func listChanges(ctx context.Context, g git, base, tree string, pathspecs []string) ([]change, error) {
-	specs := append(append([]string{"--"}, pathspecs...), excludeState)
-	raw, err := g.run(ctx, append(append([]string{"diff", "--raw", "-z", "--no-abbrev"}, listArgs...), append([]string{base, tree}, specs...)...)...)
+func listChanges(ctx context.Context, g gitrun.Git, base, tree string, pathspecs []string) ([]change, error) {
+	specs := append(append([]string{"--"}, pathspecs...), snapshot.ExcludeState)
+	raw, err := g.Run(ctx, append(append([]string{"diff", "--raw", "-z", "--no-abbrev"}, listArgs...), append([]string{base, tree}, specs...)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("list changes: %w", err)
 	}
@@ -57,7 +57,7 @@ func listChanges(ctx context.Context, g git, base, tree string, pathspecs []stri
 // vendored files cost one listing, not 17 MB of patch. Sections are matched
 // to changes by name: a type change (file ↔ symlink, file ↔ submodule) is
 // two sections, a deletion and a creation, of one changed file.
-func loadPatches(ctx context.Context, g git, base, tree string, changes []change) error {
+func loadPatches(ctx context.Context, g gitrun.Git, base, tree string, changes []change) error {
 	index := map[string]int{}
 	var specs []string
 	for i, c := range changes {
@@ -73,7 +73,7 @@ func loadPatches(ctx context.Context, g git, base, tree string, changes []change
 	if len(specs) == 0 {
 		return nil
 	}
-	patch, err := g.run(ctx, append(append([]string{"diff"}, diffArgs...), append([]string{base, tree, "--"}, specs...)...)...)
+	patch, err := g.Run(ctx, append(append([]string{"diff"}, diffArgs...), append([]string{base, tree, "--"}, specs...)...)...)
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}

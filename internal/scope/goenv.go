@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
 )
 
 // goEnvTimeout bounds each `go env` / `go work edit` that prepares the Go
@@ -140,15 +142,15 @@ func goRun(ctx context.Context, dir string, env []string, args ...string) ([]byt
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append(env, "LC_ALL=C")...)
-	cmd.WaitDelay = waitDelay
-	out := &capped{max: 1 << 20}
-	stderr := &capped{max: 8 << 10, lossy: true}
+	cmd.WaitDelay = gitrun.WaitDelay
+	out := &gitrun.Capped{Max: 1 << 20}
+	stderr := &gitrun.Capped{Max: 8 << 10, Lossy: true}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	if err := cmd.Run(); err != nil {
-		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.buf.String()), "\n")
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.Buf.String()), "\n")
 		return nil, fmt.Errorf("go checks: go %s: %w: %s", args[0], err, msg)
 	}
-	return out.buf.Bytes(), nil
+	return out.Buf.Bytes(), nil
 }
 
 // copyFile copies a small regular file (a workspace file) from src to dst,

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
 )
 
@@ -66,7 +67,7 @@ func ReadIntent(ctx context.Context, root string, c Context, description string)
 		} else {
 			args = append(args, "--not", c.Base)
 		}
-		out, err := git{dir: root}.run(ctx, append(args, "--")...)
+		out, err := gitrun.Git{Dir: root}.Run(ctx, append(args, "--")...)
 		if err != nil {
 			return nil, fmt.Errorf("read the commit messages: %w", err)
 		}

@@ -1,23 +1,21 @@
 // Package scope works out, deterministically from git, what a review run
 // reviews: the change, its diff, its files with changed line ranges, their
 // triage, the specialist reviewers the change calls for and the signals of
-// deterministic tools. It also snapshots the repository around a read-only
-// phase (Take) to find (Changes) and undo (Restore) what the phase changed.
+// deterministic tools. The snapshots around a read-only phase are
+// internal/snapshot's.
 //
-// Every git command runs with GIT_OPTIONAL_LOCKS=0 and a time and output
-// bound. The working tree is snapshotted through a temporary copy of the
-// index, so neither the work tree nor the user's index is ever written; only
-// git objects may be added to the object store. Restore alone writes the
-// work tree, and only to put back what a snapshot recorded.
+// Every git command runs through internal/gitrun (GIT_OPTIONAL_LOCKS=0, a
+// time and an output bound). The working tree is recorded through a
+// temporary copy of the index (snapshot.WorkTree), so neither the work tree
+// nor the user's index is ever written; only git objects may be added to
+// the object store.
 package scope
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -26,6 +24,8 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/brief"
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
+	"github.com/whetstone-dev/whetstone/internal/snapshot"
 )
 
 // Modes of a review: what the change is measured against and what it is.
@@ -39,6 +39,9 @@ const (
 
 // Schema names the format of Context.
 const Schema = "whetstone.context/v1"
+
+// emptyTree is the object name of git's empty tree (SHA-1).
+const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 // Defaults of the size gates and checks.
 const (
@@ -62,7 +65,7 @@ type Request struct {
 	Checks             bool                // run deterministic signals
 	CheckTimeout       time.Duration       // per check; 0 means DefaultCheckTimeout
 	// MaxUntracked is the size in bytes above which an untracked file is
-	// listed and skipped, never hashed; 0 means DefaultMaxUntracked.
+	// listed and skipped, never hashed; 0 means snapshot.DefaultMaxUntracked.
 	MaxUntracked int64
 	// Network lets the Go checks download modules (GOPROXY as set); off,
 	// they use the local module cache only.
@@ -147,13 +150,13 @@ type Context struct {
 	DiffBytes  int             `json:"diff_bytes"`
 	DiffTokens int             `json:"diff_tokens"`
 	// MaxUntracked is the untracked-file size cap the run was started
-	// with, when not the default (see untracked.go).
+	// with, when not the default (see internal/snapshot).
 	MaxUntracked int64 `json:"max_untracked_bytes,omitempty"`
 	// Intent is what the author meant: the reviewed commits' messages and
 	// the pull-request description (intent.go); nil when there is neither.
 	Intent *Intent `json:"intent,omitempty"`
 
-	large []LargeFile // the large untracked files of the snapshot (not stored)
+	large []snapshot.LargeFile // the large untracked files of the snapshot (not stored)
 }
 
 // Error is a problem the user must act on; Msg says what is wrong and what
@@ -181,21 +184,21 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 	if modes > 1 {
 		return Context{}, nil, userError("--since, --staged, --uncommitted and --last-commit exclude each other: choose one")
 	}
-	g := git{dir: root}
-	if out, err := g.str(ctx, "rev-parse", "--is-inside-work-tree"); err != nil || out != "true" {
+	g := gitrun.Git{Dir: root}
+	if out, err := g.Str(ctx, "rev-parse", "--is-inside-work-tree"); err != nil || out != "true" {
 		if ctx.Err() != nil { // out of time, which says nothing about the repository
 			return Context{}, nil, fmt.Errorf("no time left to choose the change: %w", ctx.Err())
 		}
 		return Context{}, nil, userError("%s is not inside a git work tree: run whetstone in a git repository (git init, then commit)", root)
 	}
-	head, err := g.str(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	head, err := g.Str(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 	if err != nil && ctx.Err() != nil {
 		return Context{}, nil, fmt.Errorf("no time left to choose the change: %w", ctx.Err())
 	}
 	if err != nil {
 		return Context{}, nil, userError("the repository has no commits yet: commit something first, then review")
 	}
-	branch, _ := g.str(ctx, "symbolic-ref", "-q", "--short", "HEAD")
+	branch, _ := g.Str(ctx, "symbolic-ref", "-q", "--short", "HEAD")
 	specs, err := pathspecs(root, req.Paths)
 	if err != nil {
 		return Context{}, nil, err
@@ -244,8 +247,8 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 // conflicts returns an *Error when the index has unmerged paths: the
 // change would be a half-done merge, rebase or cherry-pick with conflict
 // markers in it.
-func conflicts(ctx context.Context, g git) error {
-	out, err := g.run(ctx, "ls-files", "--unmerged", "-z")
+func conflicts(ctx context.Context, g gitrun.Git) error {
+	out, err := g.Run(ctx, "ls-files", "--unmerged", "-z")
 	if err != nil {
 		return fmt.Errorf("list conflicts: %w", err)
 	}
@@ -293,7 +296,7 @@ func reviewed(c Context) Context {
 }
 
 // choose sets the mode, base, tree and description of c from req.
-func choose(ctx context.Context, g git, req Request, specs []string, c *Context) error {
+func choose(ctx context.Context, g gitrun.Git, req Request, specs []string, c *Context) error {
 	short := c.Head[:7]
 	switch {
 	case req.Since != "":
@@ -301,7 +304,7 @@ func choose(ctx context.Context, g git, req Request, specs []string, c *Context)
 		// git could read it as an option.
 		base, err := "", errors.New("an option, not a ref")
 		if !strings.HasPrefix(req.Since, "-") {
-			base, err = g.str(ctx, "rev-parse", "--verify", "-q", req.Since+"^{commit}")
+			base, err = g.Str(ctx, "rev-parse", "--verify", "-q", req.Since+"^{commit}")
 		}
 		if err != nil {
 			return userError("unknown ref %q: name a commit, branch or tag that exists in this repository", req.Since)
@@ -317,7 +320,7 @@ func choose(ctx context.Context, g git, req Request, specs []string, c *Context)
 	case req.Staged:
 		c.Mode, c.Base, c.BaseRef = ModeStaged, c.Head, "HEAD"
 		c.Description = fmt.Sprintf("staged changes against HEAD (%s)", short)
-		tree, err := writeTree(ctx, g, false)
+		tree, err := snapshot.IndexTree(ctx, g)
 		c.Tree = tree
 		return err
 	case req.LastCommit:
@@ -337,13 +340,13 @@ func choose(ctx context.Context, g git, req Request, specs []string, c *Context)
 		if err := uncommitted(ctx, g, c); err != nil {
 			return err
 		}
-		names, err := g.run(ctx, append([]string{"diff", "--name-only", "-z", "--relative", c.Base, c.Tree, "--"}, append(specs, excludeState)...)...)
+		names, err := g.Run(ctx, append([]string{"diff", "--name-only", "-z", "--relative", c.Base, c.Tree, "--"}, append(specs, snapshot.ExcludeState)...)...)
 		if err != nil || len(names) > 0 {
 			return err
 		}
 		return lastCommit(ctx, g, c)
 	}
-	base, err := g.str(ctx, "merge-base", "HEAD", def)
+	base, err := g.Str(ctx, "merge-base", "HEAD", def)
 	if err != nil {
 		return userError("branch %s shares no history with %s: choose what to review with --since REF, --uncommitted or --last-commit", c.Branch, def)
 	}
@@ -355,15 +358,15 @@ func choose(ctx context.Context, g git, req Request, specs []string, c *Context)
 		return err
 	}
 	c.Description = fmt.Sprintf("branch %s against its merge-base with %s: %s", c.Branch, def, commitRange(*c))
-	if headTree, err := g.str(ctx, "rev-parse", "HEAD^{tree}"); err == nil && headTree != c.Tree {
+	if headTree, err := g.Str(ctx, "rev-parse", "HEAD^{tree}"); err == nil && headTree != c.Tree {
 		c.Description += ", plus uncommitted changes"
 	}
 	return nil
 }
 
 // count returns the number of commits in base..HEAD.
-func count(ctx context.Context, g git, base string) (int, error) {
-	out, err := g.str(ctx, "rev-list", "--count", base+"..HEAD")
+func count(ctx context.Context, g gitrun.Git, base string) (int, error) {
+	out, err := g.Str(ctx, "rev-list", "--count", base+"..HEAD")
 	if err != nil {
 		return 0, fmt.Errorf("count commits: %w", err)
 	}
@@ -381,19 +384,19 @@ func commitRange(c Context) string {
 	return fmt.Sprintf("%d commits (%s..%s)", c.Commits, c.Base[:7], c.Head[:7])
 }
 
-func uncommitted(ctx context.Context, g git, c *Context) error {
+func uncommitted(ctx context.Context, g gitrun.Git, c *Context) error {
 	c.Mode, c.Base, c.BaseRef = ModeUncommitted, c.Head, "HEAD"
 	c.Description = fmt.Sprintf("uncommitted changes (staged, unstaged and untracked) against HEAD (%s)", c.Head[:7])
 	return snapshotInto(ctx, g, c)
 }
 
-func lastCommit(ctx context.Context, g git, c *Context) error {
-	tree, err := g.str(ctx, "rev-parse", "HEAD^{tree}")
+func lastCommit(ctx context.Context, g gitrun.Git, c *Context) error {
+	tree, err := g.Str(ctx, "rev-parse", "HEAD^{tree}")
 	if err != nil {
 		return fmt.Errorf("resolve HEAD tree: %w", err)
 	}
 	c.Mode, c.Tree, c.Commits, c.large = ModeLastCommit, tree, 1, nil // no work tree, so no large untracked files
-	if parent, err := g.str(ctx, "rev-parse", "--verify", "-q", "HEAD~1^{commit}"); err == nil {
+	if parent, err := g.Str(ctx, "rev-parse", "--verify", "-q", "HEAD~1^{commit}"); err == nil {
 		c.Base, c.BaseRef = parent, "HEAD~1"
 		c.Description = fmt.Sprintf("the last commit (%s) against its parent (%s)", c.Head[:7], parent[:7])
 		return nil
@@ -403,8 +406,8 @@ func lastCommit(ctx context.Context, g git, c *Context) error {
 	return nil
 }
 
-func snapshotInto(ctx context.Context, g git, c *Context) (err error) {
-	c.Tree, c.large, err = workTree(ctx, g, c.MaxUntracked)
+func snapshotInto(ctx context.Context, g gitrun.Git, c *Context) (err error) {
+	c.Tree, c.large, err = snapshot.WorkTree(ctx, g, c.MaxUntracked)
 	return err
 }
 
@@ -420,8 +423,8 @@ var defaultNames = []string{"main", "master", "trunk", "develop"}
 // origin first, then branch's remote, then the others. It returns the ref
 // to diff against ("origin/main", "main") and its branch name ("main"), or
 // two empty strings when there is no telling.
-func defaultBranch(ctx context.Context, g git, branch string) (ref, name string, err error) {
-	out, err := g.str(ctx, "for-each-ref", "--format=%(refname)%00%(symref)", "refs/heads", "refs/remotes")
+func defaultBranch(ctx context.Context, g gitrun.Git, branch string) (ref, name string, err error) {
+	out, err := g.Str(ctx, "for-each-ref", "--format=%(refname)%00%(symref)", "refs/heads", "refs/remotes")
 	if err != nil {
 		return "", "", fmt.Errorf("list branches: %w", err)
 	}
@@ -437,8 +440,8 @@ func defaultBranch(ctx context.Context, g git, branch string) (ref, name string,
 			known[r] = true
 		}
 	}
-	own, _ := g.str(ctx, "config", "--get", "branch."+branch+".remote")
-	configured, _ := g.str(ctx, "remote")
+	own, _ := g.Str(ctx, "config", "--get", "branch."+branch+".remote")
+	configured, _ := g.Str(ctx, "remote")
 	order := append([]string{"origin", own}, strings.Split(configured, "\n")...)
 	order = append(order, slices.Sorted(maps.Keys(known))...)
 	var rs []string
@@ -464,7 +467,7 @@ func defaultBranch(ctx context.Context, g git, branch string) (ref, name string,
 		return name, ok
 	}
 	names := defaultNames
-	if init, _ := g.str(ctx, "config", "--get", "init.defaultBranch"); init != "" {
+	if init, _ := g.Str(ctx, "config", "--get", "init.defaultBranch"); init != "" {
 		names = append([]string{init}, names...)
 	}
 	for _, n := range names {
@@ -479,7 +482,7 @@ func defaultBranch(ctx context.Context, g git, branch string) (ref, name string,
 // no branch but branch (and its copies on the remotes), branch is the
 // default; else the default is the one branch name holding the commit
 // where branch's first-parent history meets another branch.
-func forkedFrom(ctx context.Context, g git, branch string, refs map[string]string, remotes []string) (string, string, error) {
+func forkedFrom(ctx context.Context, g gitrun.Git, branch string, refs map[string]string, remotes []string) (string, string, error) {
 	nameOf := func(ref string) string {
 		for _, r := range remotes {
 			if n, ok := strings.CutPrefix(ref, r+"/"); ok {
@@ -502,11 +505,11 @@ func forkedFrom(ctx context.Context, g git, branch string, refs map[string]strin
 	for i, o := range others {
 		full[i] = fullRef(o, remotes)
 	}
-	n, err := g.str(ctx, append([]string{"rev-list", "--first-parent", "--count", "HEAD", "--not"}, full...)...)
+	n, err := g.Str(ctx, append([]string{"rev-list", "--first-parent", "--count", "HEAD", "--not"}, full...)...)
 	if err != nil {
 		return "", "", fmt.Errorf("find the fork point: %w", err)
 	}
-	out, err := g.str(ctx, append([]string{"for-each-ref", "--format=%(refname)", "--contains", "HEAD~" + n}, full...)...)
+	out, err := g.Str(ctx, append([]string{"for-each-ref", "--format=%(refname)", "--contains", "HEAD~" + n}, full...)...)
 	if err != nil {
 		return "", "", nil // HEAD~n does not exist: no shared history
 	}
@@ -547,104 +550,6 @@ func fullRef(short string, remotes []string) string {
 		}
 	}
 	return "refs/heads/" + short
-}
-
-// writeTree writes a tree object of the index, or with all true of the
-// whole working tree (workTree with the default size cap). It works on a
-// temporary copy of the index: even `git write-tree` would otherwise
-// rewrite the user's index to cache the tree.
-func writeTree(ctx context.Context, g git, all bool) (string, error) {
-	if all {
-		tree, _, err := workTree(ctx, g, 0)
-		return tree, err
-	}
-	var tree string
-	err := withTempIndex(ctx, g, true, func(tg git) error {
-		var err error
-		if tree, err = tg.str(ctx, "write-tree"); err != nil {
-			return fmt.Errorf("snapshot: %w", err)
-		}
-		return nil
-	})
-	return tree, err
-}
-
-// withTempIndex runs fn with a copy of g whose commands use a temporary
-// index: a copy of the user's index when seed is true, else an empty one.
-// The file has a unique name, so concurrent callers never share one, and it
-// lives inside the git directory, never in the work tree (TMPDIR may be).
-func withTempIndex(ctx context.Context, g git, seed bool, fn func(tg git) error) error {
-	index, err := indexPath(ctx, g)
-	if err != nil {
-		return err
-	}
-	src := ""
-	if seed {
-		src = index
-	}
-	return withIndexCopy(g, index, src, func(tg git, _ string) error { return fn(tg) })
-}
-
-// withIndexCopy runs fn with g using a temporary index in the directory of
-// the user's index: a copy of src, or an empty one when src is "" or does
-// not exist. fn is told the temporary file's name; the file is removed
-// afterwards unless fn moved it.
-func withIndexCopy(g git, index, src string, fn func(tg git, name string) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(index), "whetstone-index-*")
-	if err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	defer os.Remove(name + ".lock")
-	var in *os.File
-	if src != "" {
-		in, err = os.Open(src)
-	}
-	switch {
-	case in == nil && (err == nil || errors.Is(err, os.ErrNotExist)):
-		tmp.Close()
-		os.Remove(name) // git starts from an empty index
-	case err != nil:
-		tmp.Close()
-		return fmt.Errorf("snapshot: %w", err)
-	default:
-		_, err = io.Copy(tmp, in)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		// Git trusts an entry's stat data only when the file is older than
-		// the index file; a copy dated now would hide an edit made in the
-		// second the user's index was written (same size, same mtime).
-		if fi, serr := in.Stat(); err == nil && serr == nil {
-			err = os.Chtimes(name, fi.ModTime(), fi.ModTime())
-		}
-		in.Close()
-		if err != nil {
-			return fmt.Errorf("snapshot: copy index: %w", err)
-		}
-	}
-	return fn(g.with("GIT_INDEX_FILE="+name), name)
-}
-
-// indexPath returns the path of the repository's index. In the plain case
-// (g.dir holds a .git directory, and no GIT_DIR or GIT_INDEX_FILE says
-// otherwise) it is .git/index, found without starting git; anything else
-// (a linked worktree, a submodule, a .git file) asks git.
-func indexPath(ctx context.Context, g git) (string, error) {
-	if os.Getenv("GIT_DIR") == "" && os.Getenv("GIT_INDEX_FILE") == "" && os.Getenv("GIT_WORK_TREE") == "" && len(g.env) == 0 {
-		if fi, err := os.Lstat(filepath.Join(g.dir, ".git")); err == nil && fi.IsDir() {
-			return filepath.Join(g.dir, ".git", "index"), nil
-		}
-	}
-	index, err := g.str(ctx, "rev-parse", "--git-path", "index")
-	if err != nil {
-		return "", fmt.Errorf("find index: %w", err)
-	}
-	if !filepath.IsAbs(index) {
-		index = filepath.Join(g.dir, index)
-	}
-	return index, nil
 }
 
 // pathspecs turns the user's scope words into git pathspecs. A word is a
@@ -748,12 +653,12 @@ func orDefault[T int | time.Duration](v, def T) T {
 // the project's checkers run through contain, when given. The verification
 // commands are detected again from the new tree.
 func Next(ctx context.Context, root string, prev Context, contain ...Contain) (next Context, diff, fix []byte, err error) {
-	g := git{dir: root}
-	tree, large, err := workTree(ctx, g, prev.MaxUntracked)
+	g := gitrun.Git{Dir: root}
+	tree, large, err := snapshot.WorkTree(ctx, g, prev.MaxUntracked)
 	if err != nil {
 		return Context{}, nil, nil, err
 	}
-	fix, err = g.run(ctx, append(append([]string{"diff"}, diffArgs...), prev.Tree, tree, "--", ".", excludeState)...)
+	fix, err = g.Run(ctx, append(append([]string{"diff"}, diffArgs...), prev.Tree, tree, "--", ".", snapshot.ExcludeState)...)
 	if err != nil {
 		return Context{}, nil, nil, fmt.Errorf("fix diff: %w", err)
 	}

@@ -100,6 +100,18 @@ func (r *repo) state() string {
 	return fmt.Sprintf("%s\nindex %x", status, index)
 }
 
+// untouched checks that the index and the work tree are as before and that
+// no temporary index is left behind.
+func (r *repo) untouched(before string) {
+	r.t.Helper()
+	if after := r.state(); after != before {
+		r.t.Errorf("the index or the work tree changed:\n%s\n→\n%s", before, after)
+	}
+	if left, _ := filepath.Glob(filepath.Join(r.dir, ".git", "whetstone-index-*")); len(left) > 0 {
+		r.t.Errorf("temporary index left behind: %v", left)
+	}
+}
+
 func (r *repo) detect(req Request) (Context, []byte) {
 	r.t.Helper()
 	before := r.state()

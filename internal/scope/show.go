@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
 )
 
 // ReadTreeFile returns the first limit bytes of file (a path relative to
@@ -11,13 +13,13 @@ import (
 // code a report quotes from a reviewed snapshot. truncated says the file is
 // longer.
 func ReadTreeFile(ctx context.Context, root, tree, file string, limit int) (data []byte, truncated bool, err error) {
-	g := git{dir: root}
-	prefix, err := g.str(ctx, "rev-parse", "--show-prefix")
+	g := gitrun.Git{Dir: root}
+	prefix, err := g.Str(ctx, "rev-parse", "--show-prefix")
 	if err != nil {
 		return nil, false, err
 	}
 	found := false
-	err = g.heads(ctx, []string{tree + ":" + prefix + file}, limit+1, func(_ string, head []byte) {
+	err = g.Heads(ctx, []string{tree + ":" + prefix + file}, limit+1, func(_ string, head []byte) {
 		found = true
 		data, truncated = head[:min(len(head), limit)], len(head) > limit
 	})
@@ -30,7 +32,7 @@ func ReadTreeFile(ctx context.Context, root, tree, file string, limit int) (data
 // OriginURL returns the URL of root's remote "origin", or an error when
 // there is none.
 func OriginURL(ctx context.Context, root string) (string, error) {
-	url, err := git{dir: root}.str(ctx, "remote", "get-url", "origin")
+	url, err := gitrun.Git{Dir: root}.Str(ctx, "remote", "get-url", "origin")
 	if err == nil && url == "" {
 		err = errors.New("origin has no URL")
 	}

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
+	"github.com/whetstone-dev/whetstone/internal/snapshot"
 )
 
 const (
@@ -63,7 +66,7 @@ type Contain func(argv []string) (wrapped []string, why string)
 // is not installed is left out. Every file operand follows "--". The
 // project's configured checkers (projectChecks) follow, run through
 // req.Contain.
-func checks(ctx context.Context, g git, c Context, req Request) []Signal {
+func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal {
 	timeout := orDefault(req.CheckTimeout, DefaultCheckTimeout)
 	changed := map[string]bool{}
 	var gofiles, literal []string
@@ -81,7 +84,7 @@ func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 	var prep *Signal
 	reviewedTree := treeIsReviewed(ctx, g, c) // hashes the work tree in staged and last-commit modes: once
 	if reviewedTree && goTools(g) {
-		sb, err := newGoSandbox(ctx, g.dir, req.Network)
+		sb, err := newGoSandbox(ctx, g.Dir, req.Network)
 		if err != nil {
 			prep = &Signal{Tool: "go", Command: "go env GOWORK", Status: "failed", Output: bound(err.Error())}
 		} else {
@@ -97,7 +100,7 @@ func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 		}
 	}
 	if reviewedTree {
-		list = append(list, projectChecks(g.dir, c)...)
+		list = append(list, projectChecks(g.Dir, c)...)
 	}
 	signals := make([]*Signal, len(list))
 	var wg sync.WaitGroup
@@ -119,7 +122,7 @@ func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			signals[i] = runCheck(ctx, g.dir, run, timeout, changed)
+			signals[i] = runCheck(ctx, g.Dir, run, timeout, changed)
 			signals[i].Command = strings.Join(ch.args, " ")
 		}()
 	}
@@ -138,8 +141,8 @@ func checks(ctx context.Context, g git, c Context, req Request) []Signal {
 
 // goTools reports whether the Go checks can run: a module at root and go
 // installed (checks asks treeIsReviewed first).
-func goTools(g git) bool {
-	if _, err := os.Stat(filepath.Join(g.dir, "go.mod")); err != nil {
+func goTools(g gitrun.Git) bool {
+	if _, err := os.Stat(filepath.Join(g.Dir, "go.mod")); err != nil {
 		return false
 	}
 	_, err := exec.LookPath("go")
@@ -148,9 +151,9 @@ func goTools(g git) bool {
 
 // treeIsReviewed reports whether the working tree, which the tools read,
 // holds exactly the reviewed state.
-func treeIsReviewed(ctx context.Context, g git, c Context) bool {
+func treeIsReviewed(ctx context.Context, g gitrun.Git, c Context) bool {
 	if c.Mode == ModeStaged || c.Mode == ModeLastCommit {
-		tree, _, err := workTree(ctx, g, c.MaxUntracked)
+		tree, _, err := snapshot.WorkTree(ctx, g, c.MaxUntracked)
 		return err == nil && tree == c.Tree
 	}
 	return true
@@ -205,11 +208,11 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append(ch.env, "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")...)
 	cmd.WaitDelay = time.Second // go build's compilers may hold the pipe after a timeout kill: the budget wins
-	out := &capped{max: 1 << 20, lossy: true}
+	out := &gitrun.Capped{Max: 1 << 20, Lossy: true}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
 	s := &Signal{Tool: ch.tool, Command: strings.Join(ch.args, " "), Status: "clean"}
-	text := out.buf.String()
+	text := out.Buf.String()
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		hint := ""
 		if ch.env != nil {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
 )
 
 // headBytes is how much of a file's new content triage reads: Go's rule
@@ -65,7 +67,7 @@ var (
 // them and reads the diff of every file that is not skipped. keep holds
 // triage decided earlier (a later iteration keeps each file's); the rest
 // follow req's globs and the built-in rules (see triage).
-func collect(ctx context.Context, g git, base, tree string, pathspecs []string, req Request, keep map[string]File) ([]change, error) {
+func collect(ctx context.Context, g gitrun.Git, base, tree string, pathspecs []string, req Request, keep map[string]File) ([]change, error) {
 	changes, err := listChanges(ctx, g, base, tree, pathspecs)
 	if err != nil || len(changes) == 0 {
 		return nil, err
@@ -99,7 +101,7 @@ func collect(ctx context.Context, g git, base, tree string, pathspecs []string, 
 		}
 	}
 	gen := map[int]string{}
-	err = g.heads(ctx, slices.Sorted(maps.Keys(want)), headBytes, func(blob string, head []byte) {
+	err = g.Heads(ctx, slices.Sorted(maps.Keys(want)), headBytes, func(blob string, head []byte) {
 		for _, i := range want[blob] {
 			gen[i] = generator(changes[i].Path, head)
 		}
@@ -137,12 +139,12 @@ func attrOff(v string) bool { return v == "unset" || v == "false" }
 
 // linguistAttrs reads the linguist-generated and linguist-vendored
 // attributes (.gitattributes) of the changes' paths, as GitHub honours them.
-func linguistAttrs(ctx context.Context, g git, changes []change) (map[string]attrs, error) {
+func linguistAttrs(ctx context.Context, g gitrun.Git, changes []change) (map[string]attrs, error) {
 	var in strings.Builder
 	for _, c := range changes {
 		in.WriteString(c.Path + "\x00")
 	}
-	out, err := g.runInput(ctx, strings.NewReader(in.String()), "check-attr", "-z", "--stdin", "linguist-generated", "linguist-vendored")
+	out, err := g.RunInput(ctx, strings.NewReader(in.String()), "check-attr", "-z", "--stdin", "linguist-generated", "linguist-vendored")
 	if err != nil {
 		return nil, fmt.Errorf("read attributes: %w", err)
 	}

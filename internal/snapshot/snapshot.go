@@ -1,4 +1,13 @@
-package scope
+// Package snapshot records the repository around a read-only phase (Take)
+// to find (Changes, Compare) and undo (Restore) what the phase changed, the
+// tamper backstop. It also records the work tree as a tree object for
+// internal/scope (WorkTree, IndexTree).
+//
+// The work tree is recorded through a temporary copy of the index, so
+// neither the work tree nor the user's index is ever written; only git
+// objects may be added to the object store. Restore alone writes the work
+// tree, and only to put back what a snapshot recorded.
+package snapshot
 
 import (
 	"bytes"
@@ -18,6 +27,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
 )
 
 // Kinds of Change.
@@ -59,7 +70,7 @@ type Snapshot struct {
 	// comparison uses the same.
 	MaxUntracked int64 `json:"max_untracked,omitempty"`
 	// Cache is the checksum of the temporary index this snapshot kept for
-	// the next one (snapcache.go), or "".
+	// the next one (cache.go), or "".
 	Cache string `json:"cache,omitempty"`
 }
 
@@ -86,9 +97,9 @@ func (e *RestoreError) Error() string {
 	return fmt.Sprintf("could not restore %s: %s", what, strings.Join(parts, "; "))
 }
 
-// tamperGit is git for the backstop (git.command turns off hooks and the
+// tamperGit is git for the backstop (gitrun.Git.Command turns off hooks and the
 // fsmonitor for every command).
-func tamperGit(root string) git { return git{dir: root} }
+func tamperGit(root string) gitrun.Git { return gitrun.Git{Dir: root} }
 
 // Take records the work tree under root, the user's index, HEAD and the
 // refs. It writes git objects (the trees, the refs listing) and nothing
@@ -110,7 +121,7 @@ func Take(ctx context.Context, root string, maxUntracked int64, now time.Time) (
 		if err != nil {
 			return err
 		}
-		id, err := g.runInput(ctx, bytes.NewReader(refs), "hash-object", "-w", "--no-filters", "--stdin")
+		id, err := g.RunInput(ctx, bytes.NewReader(refs), "hash-object", "-w", "--no-filters", "--stdin")
 		if err != nil {
 			return fmt.Errorf("record refs: %w", err)
 		}
@@ -162,12 +173,12 @@ func (s Snapshot) Compare(ctx context.Context, root string) (Snapshot, []Change,
 		out = append(out, Change{Path: "HEAD", Kind: KindHead, Detail: fmt.Sprintf("HEAD changed %s → %s", short(s.Head), short(now.Head))})
 	}
 	if blobID(refs, len(s.Refs)) != s.Refs {
-		old, err := g.run(ctx, "cat-file", "blob", s.Refs)
+		old, err := g.Run(ctx, "cat-file", "blob", s.Refs)
 		if err != nil {
 			return Snapshot{}, nil, fmt.Errorf("read recorded refs %s: %w", s.Refs, err)
 		}
 		out = append(out, refChanges(old, refs)...)
-		id, err := g.runInput(ctx, bytes.NewReader(refs), "hash-object", "-w", "--no-filters", "--stdin")
+		id, err := g.RunInput(ctx, bytes.NewReader(refs), "hash-object", "-w", "--no-filters", "--stdin")
 		if err != nil {
 			return Snapshot{}, nil, fmt.Errorf("record refs: %w", err)
 		}
@@ -248,7 +259,7 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 	for _, c := range large {
 		switch {
 		case wasLarge[c.Path]:
-			why[c.Path] = fmt.Sprintf("larger than %s when the phase began: its content was not recorded", mib(capOr(s.MaxUntracked)))
+			why[c.Path] = fmt.Sprintf("larger than %s when the phase began: its content was not recorded", MiB(Cap(s.MaxUntracked)))
 		case c.Kind == KindAdded:
 			if err := removeFile(fsys, c.Path); err != nil {
 				why[c.Path] = err.Error()
@@ -345,12 +356,12 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 // left out of the tree and returned. The work tree's snapshot starts from
 // the index an earlier one kept (seed) and, with keep, keeps its own
 // (kept, its checksum).
-func worktree(ctx context.Context, g git, max int64, seed string, keep bool) (tree, index string, large []LargeFile, kept string, err error) {
+func worktree(ctx context.Context, g gitrun.Git, max int64, seed string, keep bool) (tree, index string, large []LargeFile, kept string, err error) {
 	err = both(func() (err error) {
 		tree, large, kept, err = keptWorkTree(ctx, g, max, seed, keep)
 		return err
 	}, func() (err error) {
-		index, err = writeTree(ctx, g, false)
+		index, err = IndexTree(ctx, g)
 		if err != nil && strings.Contains(err.Error(), "unmerged") {
 			return nil // write-tree refuses an index in the middle of a merge
 		}
@@ -392,7 +403,7 @@ func both(f, g func() error) error {
 }
 
 // refState returns HEAD and the ref listing.
-func refState(ctx context.Context, g git) (string, []byte, error) {
+func refState(ctx context.Context, g gitrun.Git) (string, []byte, error) {
 	h, err := head(ctx, g)
 	if err != nil {
 		return "", nil, err
@@ -402,8 +413,8 @@ func refState(ctx context.Context, g git) (string, []byte, error) {
 }
 
 // head returns HEAD as "ref: <name>" or, detached, its commit.
-func head(ctx context.Context, g git) (string, error) {
-	ref, err := g.str(ctx, "symbolic-ref", "-q", "HEAD")
+func head(ctx context.Context, g gitrun.Git) (string, error) {
+	ref, err := g.Str(ctx, "symbolic-ref", "-q", "HEAD")
 	if err == nil {
 		return "ref: " + ref, nil
 	}
@@ -412,7 +423,7 @@ func head(ctx context.Context, g git) (string, error) {
 	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		return "", fmt.Errorf("read HEAD: %w", err)
 	}
-	h, err := g.str(ctx, "rev-parse", "-q", "--verify", "HEAD")
+	h, err := g.Str(ctx, "rev-parse", "-q", "--verify", "HEAD")
 	if err != nil {
 		return "", fmt.Errorf("read HEAD: %w", err)
 	}
@@ -421,8 +432,8 @@ func head(ctx context.Context, g git) (string, error) {
 
 // listRefs lists every ref as "object name" lines, sorted by name. Ref
 // names hold neither spaces nor newlines.
-func listRefs(ctx context.Context, g git) ([]byte, error) {
-	out, err := g.run(ctx, "for-each-ref", "--format=%(objectname) %(refname)")
+func listRefs(ctx context.Context, g gitrun.Git) ([]byte, error) {
+	out, err := g.Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)")
 	if err != nil {
 		return nil, fmt.Errorf("list refs: %w", err)
 	}
@@ -471,7 +482,7 @@ func refChanges(old, now []byte) []Change {
 
 // indexChanges names the paths whose index entries differ between the
 // index trees before and now; now is "" when the index has unmerged entries.
-func indexChanges(ctx context.Context, g git, before, now string) ([]Change, error) {
+func indexChanges(ctx context.Context, g gitrun.Git, before, now string) ([]Change, error) {
 	if now == "" {
 		return []Change{{Kind: KindStaged, Detail: "the index now has unmerged entries"}}, nil
 	}
@@ -508,9 +519,9 @@ type entry struct {
 // treeDiff lists the files that differ between two trees under g's
 // directory, relative to it, .whetstone/ excluded. Raw output runs no diff
 // driver; the flags only make that explicit.
-func treeDiff(ctx context.Context, g git, before, after string) ([]entry, error) {
-	out, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--relative",
-		before, after, "--", ".", excludeState)
+func treeDiff(ctx context.Context, g gitrun.Git, before, after string) ([]entry, error) {
+	out, err := g.Run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--relative",
+		before, after, "--", ".", ExcludeState)
 	if err != nil {
 		return nil, fmt.Errorf("compare snapshot: %w", err)
 	}
@@ -561,11 +572,11 @@ func fileType(mode string) string {
 // checkout writes the recorded content of entries into the work tree with
 // `git checkout-index` from a temporary index that holds only them: git
 // applies the modes, symlinks, smudge filters and line endings.
-func checkout(ctx context.Context, g git, entries []entry) error {
+func checkout(ctx context.Context, g gitrun.Git, entries []entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	prefix, err := g.str(ctx, "rev-parse", "--show-prefix")
+	prefix, err := g.Str(ctx, "rev-parse", "--show-prefix")
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
@@ -574,11 +585,11 @@ func checkout(ctx context.Context, g git, entries []entry) error {
 		fmt.Fprintf(&info, "%s %s\t%s%s\x00", e.oldMode, e.oldBlob, prefix, e.path) // index paths are from the top
 		fmt.Fprintf(&paths, "%s\x00", e.path)                                       // checkout-index's are relative
 	}
-	return withTempIndex(ctx, g, false, func(tg git) error {
-		if _, err := tg.runInput(ctx, &info, "update-index", "-z", "--index-info"); err != nil {
+	return withTempIndex(ctx, g, false, func(tg gitrun.Git) error {
+		if _, err := tg.RunInput(ctx, &info, "update-index", "-z", "--index-info"); err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
-		if _, err := tg.runInput(ctx, &paths, "checkout-index", "-f", "-z", "--stdin"); err != nil {
+		if _, err := tg.RunInput(ctx, &paths, "checkout-index", "-f", "-z", "--stdin"); err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
 		return nil
@@ -650,15 +661,15 @@ func checkParents(fsys *os.Root, p string) error {
 
 // pruneDirs removes the directories among dirs that are empty and that
 // tree does not have, deepest first.
-func pruneDirs(ctx context.Context, g git, fsys *os.Root, tree string, dirs map[string]bool) error {
+func pruneDirs(ctx context.Context, g gitrun.Git, fsys *os.Root, tree string, dirs map[string]bool) error {
 	if len(dirs) == 0 {
 		return nil
 	}
-	prefix, err := g.str(ctx, "rev-parse", "--show-prefix")
+	prefix, err := g.Str(ctx, "rev-parse", "--show-prefix")
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	out, err := g.run(ctx, "ls-tree", "-r", "-d", "-z", "--full-tree", "--name-only", tree)
+	out, err := g.Run(ctx, "ls-tree", "-r", "-d", "-z", "--full-tree", "--name-only", tree)
 	if err != nil {
 		return fmt.Errorf("restore: list directories: %w", err)
 	}

@@ -1,4 +1,4 @@
-package scope
+package snapshot
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
 )
 
 // tamperRepo is a repository with a committed base on main, a branch
@@ -673,7 +675,7 @@ func TestIndexPath(t *testing.T) {
 	r.git("worktree", "add", "-q", "-b", "side", wt)
 	ctx := context.Background()
 	for _, dir := range []string{r.dir, wt} {
-		got, err := indexPath(ctx, git{dir: dir})
+		got, err := indexPath(ctx, gitrun.Git{Dir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}

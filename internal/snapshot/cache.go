@@ -1,4 +1,4 @@
-package scope
+package snapshot
 
 import (
 	"encoding/hex"

@@ -1,4 +1,8 @@
-package scope
+// Package gitrun runs git in one work tree the way whetstone must: a fixed,
+// non-interactive environment that lets no repository configuration run a
+// program, output bounded, and a deadline from the caller's context capped
+// at gitTimeout, so a hook never hangs on git.
+package gitrun
 
 import (
 	"bufio"
@@ -21,95 +25,93 @@ const (
 	// gitTimeout bounds one git command when the caller's context has a
 	// later deadline (or none), so a hook can never hang on git.
 	gitTimeout = 60 * time.Second
-	// emptyTree is the object name of git's empty tree (SHA-1).
-	emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-	// waitDelay is how long a command's output may still be read after it
+	// WaitDelay is how long a command's output may still be read after it
 	// exited (or its time ran out): long enough for a loaded machine to
 	// schedule the copying goroutine (1 s was not, at a load of 60 on two
 	// cores: git's output was cut and Wait failed), short enough that a
 	// grandchild holding the pipe open cannot hang a hook.
-	waitDelay = 5 * time.Second
+	WaitDelay = 5 * time.Second
 )
 
-// errTooLarge reports that a command printed more than its output cap.
-var errTooLarge = errors.New("output too large")
+// ErrTooLarge reports that a command printed more than its output cap.
+var ErrTooLarge = errors.New("output too large")
 
-// git runs git commands in one work tree with a fixed, non-interactive
+// Git runs git commands in one work tree with a fixed, non-interactive
 // environment: no pager, no optional locks (so read-only commands never
 // rewrite the user's index), C locale and unquoted non-ASCII path names.
-type git struct {
-	dir string   // the directory git runs in (-C)
-	env []string // extra environment, e.g. GIT_INDEX_FILE
+type Git struct {
+	Dir string   // the directory git runs in (-C)
+	Env []string // extra environment, e.g. GIT_INDEX_FILE
 }
 
-// with returns a copy of g that adds env to every command.
-func (g git) with(env ...string) git {
-	return git{dir: g.dir, env: append(append([]string(nil), g.env...), env...)}
+// With returns a copy of g that adds env to every command.
+func (g Git) With(env ...string) Git {
+	return Git{Dir: g.Dir, Env: append(append([]string(nil), g.Env...), env...)}
 }
 
-// run runs git with args and returns its standard output.
-func (g git) run(ctx context.Context, args ...string) ([]byte, error) {
-	return g.runInput(ctx, nil, args...)
+// Run runs git with args and returns its standard output.
+func (g Git) Run(ctx context.Context, args ...string) ([]byte, error) {
+	return g.RunInput(ctx, nil, args...)
 }
 
-// str runs git with args and returns its output without the final newline.
-func (g git) str(ctx context.Context, args ...string) (string, error) {
-	out, err := g.run(ctx, args...)
+// Str runs git with args and returns its output without the final newline.
+func (g Git) Str(ctx context.Context, args ...string) (string, error) {
+	out, err := g.Run(ctx, args...)
 	return strings.TrimSuffix(string(out), "\n"), err
 }
 
-// runInput runs git with args, stdin and the output cap; a failure carries
+// RunInput runs git with args, stdin and the output cap; a failure carries
 // git's first line of standard error.
-func (g git) runInput(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+func (g Git) RunInput(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
-	cmd := g.command(ctx, args...)
+	cmd := g.Command(ctx, args...)
 	cmd.Stdin = stdin
-	out := &capped{max: maxOutput}
-	stderr := &capped{max: 8 << 10, lossy: true}
+	out := &Capped{Max: maxOutput}
+	stderr := &Capped{Max: 8 << 10, Lossy: true}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	err := cmd.Run()
-	if out.over {
-		return nil, fmt.Errorf("git %s: %w (more than %d bytes)", args[0], errTooLarge, maxOutput)
+	if out.Over {
+		return nil, fmt.Errorf("git %s: %w (more than %d bytes)", args[0], ErrTooLarge, maxOutput)
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("git %s: %w", args[0], ctx.Err())
 	}
 	if err != nil {
-		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.buf.String()), "\n")
-		return out.buf.Bytes(), fmt.Errorf("git %s: %w: %s", args[0], err, msg)
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.Buf.String()), "\n")
+		return out.Buf.Bytes(), fmt.Errorf("git %s: %w: %s", args[0], err, msg)
 	}
-	return out.buf.Bytes(), nil
+	return out.Buf.Bytes(), nil
 }
 
-// command prepares git with args in g's directory and environment.
-func (g git) command(ctx context.Context, args ...string) *exec.Cmd {
+// Command prepares git with args in g's directory and environment.
+func (g Git) Command(ctx context.Context, args ...string) *exec.Cmd {
 	// A repository may be hostile: its configuration must not make whetstone
 	// run a program, so the fsmonitor and every hook are off (writing even
 	// a temporary index runs post-index-change). Nor may it make git trust
 	// an index entry whose file changed: every stat field is compared,
 	// ctime included (a snapshot starts from an earlier one's index,
-	// snapcache.go).
-	full := append([]string{"-C", g.dir, "--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=false",
+	// internal/snapshot).
+	full := append([]string{"-C", g.Dir, "--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=false",
 		"-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.DevNull,
 		"-c", "core.trustctime=true", "-c", "core.checkStat=default"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_EXTERNAL_DIFF=")
-	cmd.Env = append(cmd.Env, g.env...)
-	cmd.WaitDelay = waitDelay
+	cmd.Env = append(cmd.Env, g.Env...)
+	cmd.WaitDelay = WaitDelay
 	return cmd
 }
 
-// heads calls fn with the first n bytes of each blob, read in one
+// Heads calls fn with the first n bytes of each blob, read in one
 // streaming `git cat-file --batch`, so neither a large blob nor many blobs
 // cost memory.
-func (g git) heads(ctx context.Context, blobs []string, n int, fn func(blob string, head []byte)) error {
+func (g Git) Heads(ctx context.Context, blobs []string, n int, fn func(blob string, head []byte)) error {
 	if len(blobs) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
-	cmd := g.command(ctx, "cat-file", "--batch")
+	cmd := g.Command(ctx, "cat-file", "--batch")
 	cmd.Stdin = strings.NewReader(strings.Join(blobs, "\n") + "\n")
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
@@ -156,23 +158,24 @@ func (g git) heads(ctx context.Context, blobs []string, n int, fn func(blob stri
 	return nil
 }
 
-// capped is a writer that keeps at most max bytes. Past that it fails, which
-// stops the command, unless lossy, when it drops the rest.
-type capped struct {
-	buf   bytes.Buffer
-	max   int
-	lossy bool
-	over  bool
+// Capped is a writer that keeps at most Max bytes. Past that it fails, which
+// stops the command, unless Lossy, when it drops the rest; Over says it
+// failed.
+type Capped struct {
+	Buf   bytes.Buffer
+	Max   int
+	Lossy bool
+	Over  bool
 }
 
-func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.buf.Len(); len(p) > room {
-		c.buf.Write(p[:max(room, 0)])
-		c.over = !c.lossy
-		if c.lossy {
+func (c *Capped) Write(p []byte) (int, error) {
+	if room := c.Max - c.Buf.Len(); len(p) > room {
+		c.Buf.Write(p[:max(room, 0)])
+		c.Over = !c.Lossy
+		if c.Lossy {
 			return len(p), nil
 		}
-		return 0, errTooLarge // stops the copy, so git gets EPIPE instead of running on
+		return 0, ErrTooLarge // stops the copy, so git gets EPIPE instead of running on
 	}
-	return c.buf.Write(p)
+	return c.Buf.Write(p)
 }
