@@ -256,7 +256,8 @@ func standardRun(t *testing.T) ([]iterationCost, string, *app.App, app.Project, 
 func changeRead(t *testing.T, dir string, r *loop.Run, name string) int {
 	t.Helper()
 	file := "diff.patch"
-	if r.Focus != nil && r.Focus[name] != loop.WholeChange && name != "fixer" && name != "validator" {
+	switch {
+	case name == "fixer" && r.Iteration > 1, r.Focus != nil && r.Focus[name] != loop.WholeChange && name != "fixer" && name != "validator":
 		file = "fix.patch"
 	}
 	info, err := os.Stat(filepath.Join(dir, r.Dir(), fmt.Sprintf("iter-%d", r.Iteration), file))
