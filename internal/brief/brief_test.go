@@ -16,8 +16,9 @@ import (
 const root = "../.."
 
 // maxReviewerBrief is the size every reviewer's agent file stays under: the
-// brief is read in full by every reviewer of every iteration.
-const maxReviewerBrief = 5120
+// brief is read in full by every reviewer of every iteration (its lens and
+// the whole-change method are in its task, read only when used).
+const maxReviewerBrief = 2560
 
 func render(t *testing.T, name string) string {
 	t.Helper()
@@ -110,7 +111,7 @@ func TestReviewerBriefSize(t *testing.T) {
 		}
 		n++
 		if size := len(render(t, name)); size >= maxReviewerBrief {
-			t.Errorf("agents/%s.md is %d bytes; a reviewer brief must stay under %d: condense its lens (src/%s.md) or the shared contract (src/shared-reviewer.md)", name, size, maxReviewerBrief, name)
+			t.Errorf("agents/%s.md is %d bytes; a reviewer brief must stay under %d: condense the shared brief (src/shared-reviewer.md) or the description (src/%s.md)", name, size, maxReviewerBrief, name)
 		}
 	}
 	if n != len(Agents().Reviewers()) || n == 0 {

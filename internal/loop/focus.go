@@ -116,6 +116,5 @@ func (r *Run) focusedTask(b *strings.Builder, name, dir string, a brief.Agent) {
 
 // FocusedMethod is how a reviewer reviews the fixer's work; a review of the
 // whole change has the longer method of brief.Agent.Method.
-const FocusedMethod = "A new finding is a problem of your lens you verified on a line fix.patch changes or in code it newly breaks, " +
-	"with `evidence` (code with line numbers, the breaking input, command output); the rest of the change was reviewed. " +
-	"Not findings: taste, speculation, unneeded refactors, a behaviour change the intent states."
+const FocusedMethod = "A new finding: a problem of your lens you verified on a line fix.patch changes or in code it newly breaks, with `evidence`; " +
+	"not taste, speculation, refactors or what the intent states. The rest of the change was reviewed."
