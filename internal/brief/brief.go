@@ -4,7 +4,8 @@
 // the rule, filled in from package review).
 //
 // The sources live in src/: shared-*.md are partials (shared-reviewer.md is
-// the contract every reviewer gets, with the lens inserted), and every other
+// the brief every reviewer gets, shared-method.md the method of a review of
+// the whole change, which its task carries with its lens), and every other
 // <name>.md is one agent: a YAML frontmatter of host-neutral data (role,
 // description, tools, model, and the registry's order, depths and triggers:
 // registry.go) and a text/template body. The registry (Agents) is the one
@@ -59,7 +60,7 @@ type Agent struct {
 	// shared-method.md): its task carries them, not its brief, so a
 	// focused round after a fix does not pay for them again (Load).
 	Lens, Method string
-	source      string    // the body's template
+	source       string // the body's template
 }
 
 // data is what the templates see.
