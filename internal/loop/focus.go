@@ -93,6 +93,15 @@ func (r *Run) focusLine() string {
 // its Bash rules): its task carries the whole lens in a focused round too.
 const Runner = "witness"
 
+// wholeLens reports whether name's task in a focused round carries its
+// whole lens: the witness's always, and that of a reviewer dispatched for
+// what its lens finds in fix.patch (a fresh agent that has only its lens
+// to go by). The critic's job is named and a reviewer checking its own
+// findings has them listed: their lens in one line does.
+func (r *Run) wholeLens(name string) bool {
+	return name == Runner || name != Regressions && len(r.FixChecks(name)) == 0
+}
+
 // focusedTask is the opening of a reviewer's task in a focused round: what
 // to review (fix.patch, not the whole change again), the critic's
 // regression job, why this reviewer was dispatched, its lens in one line
@@ -108,7 +117,7 @@ func (r *Run) focusedTask(b *strings.Builder, name, dir string, a brief.Agent) {
 	default:
 		fmt.Fprintf(b, "Your job: review fix.patch through your lens (%s).\n", review.CleanLine(r.Focus[name]))
 	}
-	if focus := a.Focus(); focus != "" && name != Runner {
+	if focus := a.Focus(); focus != "" && !r.wholeLens(name) {
 		fmt.Fprintf(b, "Your lens: %s.\n", focus)
 	}
 	b.WriteString(FocusedMethod + "\n")

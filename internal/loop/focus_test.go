@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,20 +71,22 @@ func TestFocusedRoundAfterAFix(t *testing.T) {
 	if task := r.Task("pedant"); !strings.Contains(task, "one fix_checks entry each (fixed | not_fixed | partially_fixed | withdrawn): F-0001. ") || !strings.Contains(task, "check the findings you raised") {
 		t.Errorf("pedant's task does not name its open finding F-0001:\n%s", task)
 	}
-	// What a focused task must hold for a real model: fix.patch, its lens in
-	// one line, what a new finding is, the findings to check with the
-	// fix-check rules its brief no longer carries — and no whole lens or
-	// whole-change method (the witness's lens is how it runs things: it
-	// keeps it).
-	for _, name := range r.Expected {
+	// What a focused task must hold for a real model: fix.patch, what a new
+	// finding is, the findings to check with the fix-check rules its brief
+	// no longer carries, and its lens: in one line for the critic and a
+	// reviewer checking its findings, whole for one dispatched for its lens
+	// (database-reviewer here) and for the witness (its lens is how it runs
+	// things); never the whole-change method.
+	for _, name := range append(slices.Clone(r.Expected), "witness") {
 		a, err := brief.Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		task := r.Task(name)
-		if !strings.Contains(task, FocusedMethod) || !strings.Contains(task, "Your lens: "+a.Focus()+".") ||
-			strings.Contains(task, "## Your lens") || strings.Contains(task, "## How to review") {
-			t.Errorf("%s's focused task lacks the focused method or its lens line, or holds the whole-change texts:\n%s", name, task)
+		whole := name == "database-reviewer" || name == "witness"
+		if !strings.Contains(task, FocusedMethod) || strings.Contains(task, "Your lens: "+a.Focus()+".") == whole ||
+			strings.Contains(task, "\n"+a.Lens+"\n") != whole || strings.Contains(task, "## How to review") {
+			t.Errorf("%s's focused task lacks the focused method or its lens (whole: %v), or holds the whole-change method:\n%s", name, whole, task)
 		}
 	}
 	if task := r.Task("pedant"); !strings.Contains(task, "withdrawn: you accept the fixer's dispute; note: what you checked; a missing entry sends the report back.") ||

@@ -126,8 +126,9 @@ func (r *Run) Task(name string) string {
 		b.WriteString("Your report: whetstone.validation/v1, one result per id above.\n")
 	default:
 		// A reviewer's lens and method come with its task, not its brief
-		// (brief.Agent.Lens): whole in a review of the whole change, one
-		// line and the focused method in a focused round.
+		// (brief.Agent.Lens): whole in a review of the whole change; in a
+		// focused round the focused method, and the lens whole or in one
+		// line (wholeLens).
 		a, _ := brief.Load(name) // a roster holds only the registry's reviewers
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
 		focused := r.focused(name)
@@ -150,7 +151,7 @@ func (r *Run) Task(name string) string {
 		b.WriteString(r.Rule() + "\n")
 		fmt.Fprintf(&b, "Your report: whetstone.review/v1, \"reviewer\": %q, at most %d findings (more are cut), paths relative to the project root; a finding below confidence %d is kept as a note.\n",
 			name, review.MaxReportFindings, r.Settings.ConfidenceThreshold)
-		if a.Lens != "" && (!focused || name == Runner) {
+		if a.Lens != "" && (!focused || r.wholeLens(name)) {
 			b.WriteString("\n" + a.Lens + "\n")
 		}
 		if a.Method != "" && !focused {
