@@ -64,9 +64,13 @@ func TestNewLens(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the new lens was not generated: %v", err)
 		}
-		if !strings.Contains(string(b), "\n# whetstone:"+lens+"\n") || !strings.Contains(string(b), "## Your lens: translations") {
+		if !strings.Contains(string(b), "\n# whetstone:"+lens+"\n") || !strings.Contains(string(b), "translation reviewer") || !strings.Contains(string(b), "a whetstone reviewer with one lens") {
 			t.Errorf("%s is not the lens's brief:\n%.400s", f, b)
 		}
+	}
+	// The lens itself goes to the reviewer's task (loop.Run.Task), not its brief.
+	if a, err := reg.Load(lens); err != nil || !strings.HasPrefix(a.Lens, "## Your lens: translations") {
+		t.Errorf("the new reviewer's lens: %.60q, %v", a.Lens, err)
 	}
 	for _, f := range claude {
 		if diff := cmp.Diff([]string{"name", "description", "tools", "model"}, frontmatterKeys(t, f)); diff != "" {

@@ -256,7 +256,8 @@ func standardRun(t *testing.T) ([]iterationCost, string, *app.App, app.Project, 
 func changeRead(t *testing.T, dir string, r *loop.Run, name string) int {
 	t.Helper()
 	file := "diff.patch"
-	if r.Focus != nil && r.Focus[name] != loop.WholeChange && name != "fixer" && name != "validator" {
+	switch {
+	case name == "fixer" && r.Iteration > 1, r.Focus != nil && r.Focus[name] != loop.WholeChange && name != "fixer" && name != "validator":
 		file = "fix.patch"
 	}
 	info, err := os.Stat(filepath.Join(dir, r.Dir(), fmt.Sprintf("iter-%d", r.Iteration), file))
@@ -286,6 +287,22 @@ func TestStandardRunCost(t *testing.T) {
 			100*float64(c.all)/float64(first), strings.Join(c.agents, " "))
 	}
 	t.Logf("%-9s %6s %8s %8s %8s %8s %8s %8d", "run", "", "", "", "", "", "", total)
+
+	// Issue 19's targets: iterations 2 and later at most 40 % of iteration
+	// 1, the run at most half of the 130 950 B before it. Iteration 3 meets
+	// its target; iteration 2 (four reviewers and the fixer again, against
+	// five and the fixer) and the run do not, and are held to what this
+	// tree reaches (57 %, 94 593 B; docs/performance.md says what is left),
+	// so a text that grows again fails here.
+	const before = 130950
+	for i, bound := range map[int]float64{2: 0.60, 3: 0.40} {
+		if got := float64(costs[i-1].briefs+costs[i-1].dispatch+costs[i-1].tasks+costs[i-1].instructions+costs[i-1].reads) / float64(first); got > bound {
+			t.Errorf("iteration %d costs %.0f %% of iteration 1, want at most %.0f %%", i, 100*got, 100*bound)
+		}
+	}
+	if total > before*73/100 {
+		t.Errorf("the standard run costs %d B, want at most %d (73 %% of the %d before issue 19)", total, before*73/100, before)
+	}
 }
 
 // TestDemoReportToPaste: the standard run on the demo change ends DONE, and

@@ -4,7 +4,8 @@
 // the rule, filled in from package review).
 //
 // The sources live in src/: shared-*.md are partials (shared-reviewer.md is
-// the contract every reviewer gets, with the lens inserted), and every other
+// the brief every reviewer gets, shared-method.md the method of a review of
+// the whole change, which its task carries with its lens), and every other
 // <name>.md is one agent: a YAML frontmatter of host-neutral data (role,
 // description, tools, model, and the registry's order, depths and triggers:
 // registry.go) and a text/template body. The registry (Agents) is the one
@@ -53,8 +54,13 @@ type Agent struct {
 	Order       int       // where it is listed: dispatch, rosters, doctor
 	Depths      []string  // a reviewer's depths (Depths); none for the others
 	Triggers    *Triggers // a specialist's; nil for a core reviewer and the others
-	Body        string    // starts with "# whetstone:<name>"; set by Load
-	source      string    // the body's template
+	Body        string    // the brief, starts with "# whetstone:<name>"; set by Load
+	// A reviewer's lens ("## Your lens: …", its source rendered) and the
+	// method of a whole-change review ("## How to review",
+	// shared-method.md): its task carries them, not its brief, so a
+	// focused round after a fix does not pay for them again (Load).
+	Lens, Method string
+	source       string // the body's template
 }
 
 // data is what the templates see.
@@ -71,7 +77,6 @@ type data struct {
 	MaxFindings      int
 	Threshold        int
 	Margin           int
-	Lens             string // a reviewer's own section, rendered
 }
 
 // Names lists the agents of the built-in sources, sorted.
@@ -123,13 +128,24 @@ func (r Registry) Load(name string) (Agent, error) {
 		return Agent{}, err
 	}
 	if a.Role == RoleReviewer {
-		d.Lens = text
+		a.Lens = strings.TrimSpace(text)
+		if a.Method, err = r.execute("review method", `{{template "shared-method.md" .}}`, d); err != nil {
+			return Agent{}, err
+		}
 		if text, err = r.execute("reviewer contract", `{{template "shared-reviewer.md" .}}`, d); err != nil {
 			return Agent{}, err
 		}
 	}
 	a.Body = "# whetstone:" + name + "\n\n" + strings.TrimSpace(text) + "\n"
 	return a, nil
+}
+
+// Focus is a reviewer's lens in one line, from its description ("security
+// reviewer: traces untrusted input in the change to dangerous sinks"): what
+// its task in a focused round names instead of the whole lens.
+func (a Agent) Focus() string {
+	focus, _, _ := strings.Cut(strings.TrimPrefix(a.Description, "whetstone "), ". Read-only")
+	return strings.TrimSuffix(focus, ".")
 }
 
 // Render is the Claude Code agent file of agent name: agents/<name>.md.

@@ -16,8 +16,9 @@ import (
 const root = "../.."
 
 // maxReviewerBrief is the size every reviewer's agent file stays under: the
-// brief is read in full by every reviewer of every iteration.
-const maxReviewerBrief = 5120
+// brief is read in full by every reviewer of every iteration (its lens and
+// the whole-change method are in its task, read only when used).
+const maxReviewerBrief = 2560
 
 func render(t *testing.T, name string) string {
 	t.Helper()
@@ -110,7 +111,7 @@ func TestReviewerBriefSize(t *testing.T) {
 		}
 		n++
 		if size := len(render(t, name)); size >= maxReviewerBrief {
-			t.Errorf("agents/%s.md is %d bytes; a reviewer brief must stay under %d: condense its lens (src/%s.md) or the shared contract (src/shared-reviewer.md)", name, size, maxReviewerBrief, name)
+			t.Errorf("agents/%s.md is %d bytes; a reviewer brief must stay under %d: condense the shared brief (src/shared-reviewer.md) or the description (src/%s.md)", name, size, maxReviewerBrief, name)
 		}
 	}
 	if n != len(Agents().Reviewers()) || n == 0 {
@@ -182,7 +183,7 @@ func TestCategories(t *testing.T) {
 		if !strings.Contains(a.Body, set) {
 			t.Errorf("%s: the brief does not list review.Categories", name)
 		}
-		m := categoryHint.FindStringSubmatch(a.Body)
+		m := categoryHint.FindStringSubmatch(a.Lens)
 		if m == nil {
 			t.Errorf("%s: the lens suggests no categories (\"Categories: `a`, `b`; rules such as …\")", name)
 			continue
@@ -216,6 +217,32 @@ func TestExamplesValid(t *testing.T) {
 		}
 		if ps != nil {
 			t.Errorf("%s: example report is invalid: %v", name, ps)
+		}
+	}
+}
+
+// TestLensInTheTask: a reviewer's brief is what holds in every round (who
+// it is, the scales, the report); its lens and the method of a
+// whole-change review are separate texts its task carries (loop.Run.Task
+// tests that they reach it), and its one-line focus comes from its
+// description.
+func TestLensInTheTask(t *testing.T) {
+	for _, name := range Names() {
+		a := load(t, name)
+		if a.Role != RoleReviewer {
+			if a.Lens != "" || a.Method != "" {
+				t.Errorf("%s, a %s, has a lens or a review method", name, a.Role)
+			}
+			continue
+		}
+		if !strings.HasPrefix(a.Lens, "## Your lens: ") || !strings.HasPrefix(a.Method, "## How to review\n") {
+			t.Errorf("%s: lens %.40q, method %.40q; want the \"## Your lens: \" and \"## How to review\" sections", name, a.Lens, a.Method)
+		}
+		if strings.Contains(a.Body, "## Your lens") || strings.Contains(a.Body, "## How to review") || !strings.Contains(a.Body, "gives your lens and how to review it") {
+			t.Errorf("agents/%s.md holds its lens or the review method, or does not say its task gives them:\n%s", name, a.Body)
+		}
+		if f := a.Focus(); len(f) < 20 || strings.Contains(f, "Read-only") || strings.HasPrefix(f, "whetstone") {
+			t.Errorf("%s: focus %q is not its lens in one line", name, f)
 		}
 	}
 }
@@ -263,7 +290,7 @@ func TestOneOwner(t *testing.T) {
 		deferred := regexp.MustCompile(`(?i)^` + regexp.QuoteMeta(c.Concern) + `[^;()]*\((` + names + `)\)`)
 		var owners []string
 		for _, name := range reviewers {
-			body := strings.ToLower(load(t, name).Body)
+			body := strings.ToLower(load(t, name).Lens)
 			owns := false
 			for i := 0; ; {
 				j := strings.Index(body[i:], strings.ToLower(c.Concern))

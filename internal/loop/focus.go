@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/scope"
 )
@@ -88,10 +89,24 @@ func (r *Run) focusLine() string {
 		len(r.Expected), len(r.Roster), skipped)
 }
 
+// Runner is the reviewer whose lens is how it works (the commands it runs,
+// its Bash rules): its task carries the whole lens in a focused round too.
+const Runner = "witness"
+
+// wholeLens reports whether name's task in a focused round carries its
+// whole lens: the witness's always, and that of a reviewer dispatched for
+// what its lens finds in fix.patch (a fresh agent that has only its lens
+// to go by). The critic's job is named and a reviewer checking its own
+// findings has them listed: their lens in one line does.
+func (r *Run) wholeLens(name string) bool {
+	return name == Runner || name != Regressions && len(r.FixChecks(name)) == 0
+}
+
 // focusedTask is the opening of a reviewer's task in a focused round: what
 // to review (fix.patch, not the whole change again), the critic's
-// regression job, and why this reviewer was dispatched.
-func (r *Run) focusedTask(b *strings.Builder, name, dir string) {
+// regression job, why this reviewer was dispatched, its lens in one line
+// (a's description) and what a new finding is in a focused round.
+func (r *Run) focusedTask(b *strings.Builder, name, dir string, a brief.Agent) {
 	fmt.Fprintf(b, "Review what the fixer changed, not the whole change again: %s/fix.patch (last reviewed tree → the fixer's). "+
 		"%s/diff.patch and %s/context.json are context only.\n", dir, dir, r.Dir())
 	switch {
@@ -102,4 +117,13 @@ func (r *Run) focusedTask(b *strings.Builder, name, dir string) {
 	default:
 		fmt.Fprintf(b, "Your job: review fix.patch through your lens (%s).\n", review.CleanLine(r.Focus[name]))
 	}
+	if focus := a.Focus(); focus != "" && !r.wholeLens(name) {
+		fmt.Fprintf(b, "Your lens: %s.\n", focus)
+	}
+	b.WriteString(FocusedMethod + "\n")
 }
+
+// FocusedMethod is how a reviewer reviews the fixer's work; a review of the
+// whole change has the longer method of brief.Agent.Method.
+const FocusedMethod = "A new finding: a problem of your lens you verified on a line fix.patch changes or in code it newly breaks, with `evidence`; " +
+	"not taste, speculation, refactors or what the intent states. The rest of the change was reviewed."

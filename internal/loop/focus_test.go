@@ -1,10 +1,12 @@
 package loop
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/scope"
 )
@@ -66,8 +68,33 @@ func TestFocusedRoundAfterAFix(t *testing.T) {
 			}
 		}
 	}
-	if task := r.Task("pedant"); !strings.Contains(task, "one fix_checks entry each (fixed | not_fixed | partially_fixed | withdrawn): F-0001.") || !strings.Contains(task, "check the findings you raised") {
+	if task := r.Task("pedant"); !strings.Contains(task, "one fix_checks entry each (fixed | not_fixed | partially_fixed | withdrawn): F-0001. ") || !strings.Contains(task, "check the findings you raised") {
 		t.Errorf("pedant's task does not name its open finding F-0001:\n%s", task)
+	}
+	// What a focused task must hold for a real model: fix.patch, what a new
+	// finding is, the findings to check with the fix-check rules its brief
+	// no longer carries, and its lens: in one line for the critic and a
+	// reviewer checking its findings, whole for one dispatched for its lens
+	// (database-reviewer here) and for the witness (its lens is how it runs
+	// things); never the whole-change method.
+	for _, name := range append(slices.Clone(r.Expected), "witness") {
+		a, err := brief.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := r.Task(name)
+		whole := name == "database-reviewer" || name == "witness"
+		if !strings.Contains(task, FocusedMethod) || strings.Contains(task, "Your lens: "+a.Focus()+".") == whole ||
+			strings.Contains(task, "\n"+a.Lens+"\n") != whole || strings.Contains(task, "## How to review") {
+			t.Errorf("%s's focused task lacks the focused method or its lens (whole: %v), or holds the whole-change method:\n%s", name, whole, task)
+		}
+	}
+	if task := r.Task("pedant"); !strings.Contains(task, "withdrawn: you accept the fixer's dispute; note: what you checked; a missing entry sends the report back.") ||
+		!strings.Contains(task, `Raise one still open again with "prior": "<id>", never as new`) || !strings.Contains(task, "iter-1/verdict.json") {
+		t.Errorf("pedant's task lacks the fix-check rules or where its findings are:\n%s", task)
+	}
+	if task := r.Task("witness"); !strings.Contains(task, "## Your lens: does it build") {
+		t.Errorf("the witness's focused task lacks its lens (its commands):\n%s", task)
 	}
 	if task := r.Task("critic"); !strings.Contains(task, "find regressions") || strings.Contains(task, "fix_checks entry") {
 		t.Errorf("the critic's task does not name its regression job (or asks it about pedant's finding):\n%s", task)
@@ -181,5 +208,29 @@ func TestFocusedRoundBringsBackAFailedReviewer(t *testing.T) {
 	}
 	if task := r.Task("security-reviewer"); strings.Contains(task, "not the whole change again") || !strings.Contains(task, "The change: .whetstone/runs/r-1/iter-2/diff.patch") {
 		t.Errorf("the failed reviewer is not asked to review the whole change:\n%s", task)
+	}
+}
+
+// TestWholeChangeTaskCarriesTheLens: every reviewer of the registry,
+// reviewing the whole change, is given its whole lens and the review
+// method in its task (its brief holds neither), and no text it reads
+// points to a section its brief no longer has.
+func TestWholeChangeTaskCarriesTheLens(t *testing.T) {
+	roster := brief.Agents().Reviewers()
+	r := New("r-1", "s", settings("deep"), roster, t0)
+	for _, name := range roster {
+		a, err := brief.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := r.Task(name)
+		if a.Lens == "" || !strings.Contains(task, "\n"+a.Lens+"\n") || !strings.Contains(task, "\n"+strings.TrimSpace(a.Method)+"\n") || strings.Contains(task, FocusedMethod) {
+			t.Errorf("%s's whole-change task lacks its lens or the review method:\n%s", name, task)
+		}
+		for _, text := range []string{task, a.Body} {
+			if strings.Contains(text, "your brief") || strings.Contains(text, "in your lens section") {
+				t.Errorf("%s: a text points to a section that moved:\n%s", name, text)
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
@@ -105,7 +106,13 @@ func (r *Run) Task(name string) string {
 	switch name {
 	case "fixer":
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
-		fmt.Fprintf(&b, "Fix these blocking findings (details: %s/verdict.json; the change: %s/diff.patch):\n", dir, dir)
+		if r.Iteration > 1 {
+			// The fixer knows the change from the last round: it reads what it
+			// changed then, and the change again only where a finding needs it.
+			fmt.Fprintf(&b, "Fix these blocking findings (details: %s/verdict.json; your last fix: %s/fix.patch; the whole change, for context: %s/diff.patch):\n", dir, dir, dir)
+		} else {
+			fmt.Fprintf(&b, "Fix these blocking findings (details: %s/verdict.json; the change: %s/diff.patch):\n", dir, dir)
+		}
 		r.listBlocking(&b)
 		r.intentLine(&b, name)
 		b.WriteString(r.Rule() + "\n")
@@ -118,16 +125,22 @@ func (r *Run) Task(name string) string {
 		b.WriteString(r.Rule() + "\n")
 		b.WriteString("Your report: whetstone.validation/v1, one result per id above.\n")
 	default:
+		// A reviewer's lens and method come with its task, not its brief
+		// (brief.Agent.Lens): whole in a review of the whole change; in a
+		// focused round the focused method, and the lens whole or in one
+		// line (wholeLens).
+		a, _ := brief.Load(name) // a roster holds only the registry's reviewers
 		b.WriteString(JobLine(r.ID, r.Iteration, name) + "\n")
-		if r.focused(name) {
-			r.focusedTask(&b, name, dir)
+		focused := r.focused(name)
+		if focused {
+			r.focusedTask(&b, name, dir, a)
 		} else {
 			fmt.Fprintf(&b, "The change: %s/diff.patch (base → working tree; untracked files as additions). Its files, hunks, triage and signals: %s/context.json.\n", dir, r.Dir())
 		}
 		r.intentLine(&b, name)
 		if r.Iteration > 1 {
 			prev := fmt.Sprintf("%s/iter-%d", r.Dir(), r.Iteration-1)
-			if !r.focused(name) {
+			if !focused {
 				fmt.Fprintf(&b, "What the fixer changed since the last review: %s/fix.patch. ", dir)
 			}
 			fmt.Fprintf(&b, "Earlier findings: %s/verdict.json; the fixer's: %s/fix.json.\n", prev, prev)
@@ -138,6 +151,12 @@ func (r *Run) Task(name string) string {
 		b.WriteString(r.Rule() + "\n")
 		fmt.Fprintf(&b, "Your report: whetstone.review/v1, \"reviewer\": %q, at most %d findings (more are cut), paths relative to the project root; a finding below confidence %d is kept as a note.\n",
 			name, review.MaxReportFindings, r.Settings.ConfidenceThreshold)
+		if a.Lens != "" && (!focused || r.wholeLens(name)) {
+			b.WriteString("\n" + a.Lens + "\n")
+		}
+		if a.Method != "" && !focused {
+			b.WriteString("\n" + strings.TrimSpace(a.Method) + "\n")
+		}
 	}
 	return b.String()
 }

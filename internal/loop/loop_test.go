@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/review"
 )
 
@@ -359,7 +360,13 @@ func TestPromptsStateTheRunsRuleAndTheChange(t *testing.T) {
 	rule := review.Policy{ConfidenceThreshold: 70, FixSeverity: "medium", BlockingSeverity: "medium", PreExistingBlocks: true}.Rule()
 	for _, name := range []string{"critic", "pedant"} {
 		p := r.Task(name)
-		for _, want := range []string{rule, ".whetstone/runs/r-1/iter-1/diff.patch", ".whetstone/runs/r-1/context.json", "a finding below confidence 70 is kept as a note"} {
+		// The lens and the review method left the brief for the task of a
+		// whole-change review: a model must find them here.
+		a, err := brief.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{rule, ".whetstone/runs/r-1/iter-1/diff.patch", ".whetstone/runs/r-1/context.json", "a finding below confidence 70 is kept as a note", a.Lens, strings.TrimSpace(a.Method)} {
 			if !strings.Contains(p, want) {
 				t.Errorf("%s's prompt lacks %q:\n%s", name, want, p)
 			}
@@ -376,7 +383,7 @@ func TestPromptsStateTheRunsRuleAndTheChange(t *testing.T) {
 	}
 	r.Apply(&Event{Kind: FixDone, Now: t0, Fix: &review.FixReport{Results: []review.FixResult{{ID: "F-0001", Status: "fixed"}}}})
 	critic, pedant := r.Task("critic"), r.Task("pedant")
-	if !strings.Contains(critic, "one fix_checks entry each (fixed | not_fixed | partially_fixed | withdrawn): F-0001.\n") || !strings.Contains(critic, "iter-2/fix.patch") {
+	if !strings.Contains(critic, "one fix_checks entry each (fixed | not_fixed | partially_fixed | withdrawn): F-0001. ") || !strings.Contains(critic, "iter-2/fix.patch") {
 		t.Errorf("critic, who raised F-0001, is not asked to check it:\n%s", critic)
 	}
 	if strings.Contains(pedant, "fix_checks entry") {

@@ -474,7 +474,8 @@ func (r *Run) CheckLines(name string) []string {
 	if len(ids) == 0 {
 		return nil
 	}
-	lines := []string{fmt.Sprintf("Check what the fixer did with these findings you raised, one fix_checks entry each (fixed | not_fixed | partially_fixed | withdrawn): %s.", strings.Join(ids, ", "))}
+	lines := []string{fmt.Sprintf("Check what the fixer did with these findings you raised, one fix_checks entry each (fixed | not_fixed | partially_fixed | withdrawn): %s. ", strings.Join(ids, ", ")) +
+		"withdrawn: you accept the fixer's dispute; note: what you checked; a missing entry sends the report back. Raise one still open again with \"prior\": \"<id>\", never as new; a problem the fix introduced is new."}
 	var unfixed []string
 	more := 0
 	for _, id := range ids {

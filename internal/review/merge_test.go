@@ -365,10 +365,10 @@ func TestRuleWords(t *testing.T) {
 		p    Policy
 		want []string
 	}{
-		{DefaultPolicy, []string{"confidence is at least 80 and its severity is medium or above in iteration 1 and high or above from iteration 2 on", "category tests (a missing or weak test) blocks only at high or above", "is pre-existing: recorded and reported, never blocking"}},
-		{Policy{ConfidenceThreshold: 70, FixSeverity: "medium", BlockingSeverity: "medium", PreExistingBlocks: true}, []string{"at least 70 and its severity is medium or above.", "blocks only at medium or above", "including pre-existing ones"}},
-		{Policy{ConfidenceThreshold: 80, BlockingSeverity: "critical"}, []string{"low or above in iteration 1 and critical from iteration 2 on"}},
-		{Policy{ConfidenceThreshold: 80, FixSeverity: "low", BlockingSeverity: "info"}, []string{"its severity is low or above."}},
+		{DefaultPolicy, []string{"confidence is 80+ and its severity medium or above in iteration 1, high or above from iteration 2 on", "category tests (a missing or weak test), only at high or above", "is pre-existing, never blocking"}},
+		{Policy{ConfidenceThreshold: 70, FixSeverity: "medium", BlockingSeverity: "medium", PreExistingBlocks: true}, []string{"is 70+ and its severity medium or above;", "only at medium or above", "including pre-existing ones"}},
+		{Policy{ConfidenceThreshold: 80, BlockingSeverity: "critical"}, []string{"low or above in iteration 1, critical from iteration 2 on"}},
+		{Policy{ConfidenceThreshold: 80, FixSeverity: "low", BlockingSeverity: "info"}, []string{"its severity low or above;"}},
 	} {
 		got := tt.p.Rule()
 		for _, w := range tt.want {

@@ -84,18 +84,18 @@ func (p Policy) Rule() string {
 	var b strings.Builder
 	b.WriteString("What blocks (decided by whetstone, not by you): ")
 	if p.PreExistingBlocks {
-		fmt.Fprintf(&b, "every finding is judged, including pre-existing ones (lines more than %d lines away from every changed hunk of the diff). ", PreExistingMargin)
+		fmt.Fprintf(&b, "every finding, including pre-existing ones (all lines more than %d lines from every changed hunk). ", PreExistingMargin)
 	} else {
-		fmt.Fprintf(&b, "a finding whose lines are all more than %d lines away from every changed hunk of the diff is pre-existing: recorded and reported, never blocking. ", PreExistingMargin)
+		fmt.Fprintf(&b, "a finding whose lines all lie more than %d lines from every changed hunk is pre-existing, never blocking. ", PreExistingMargin)
 	}
 	fix, later := atLeast(p.fixSeverity()), atLeast(p.BlockingSeverity)
-	severity := fix + " in iteration 1 and " + later + " from iteration 2 on (for a finding not seen before)"
+	severity := fix + " in iteration 1, " + later + " from iteration 2 on (for a finding not seen before)"
 	if fix == later {
 		severity = fix
 	}
-	fmt.Fprintf(&b, "Otherwise a finding blocks when it blocked in an earlier iteration, or when its confidence is at least %d and its severity is %s. ", p.ConfidenceThreshold, severity)
-	fmt.Fprintf(&b, "A finding of category %s (a missing or weak test) blocks only at %s: a missing test is a note unless the change breaks a tested contract. ", TestsCategory, later)
-	b.WriteString("Everything else is recorded and reported as a note.")
+	fmt.Fprintf(&b, "Otherwise a finding blocks if it blocked before, or if its confidence is %d+ and its severity %s; ", p.ConfidenceThreshold, severity)
+	fmt.Fprintf(&b, "of category %s (a missing or weak test), only at %s. ", TestsCategory, later)
+	b.WriteString("The rest are notes, reported.")
 	return b.String()
 }
 

@@ -36,8 +36,9 @@ var coreRules = sync.OnceValue(func() []contentRule {
 // (loop.Run.FocusOn; docs/design.md, "Focused re-reviews"). The
 // specialists' path and content triggers apply to the fix's files and
 // added lines as they do at the start; for the core lenses: the witness
-// whenever the fix changes code that is not documentation (what it
-// verified must be verified again), the security reviewer for a file
+// whenever the fix changes code that is not documentation and the
+// project has verify commands (what it verified must be verified again;
+// without a command it has nothing to run), the security reviewer for a file
 // triaged deep or a security-shaped added line, the silent-failure hunter
 // for an added line that handles or drops an error outside a test, the
 // pedant when the fix adds a file or 30 lines or more. The user's globs
@@ -81,7 +82,7 @@ func FixLenses(fix []byte, c Context, globs map[string][]string) ([]Specialist, 
 		fillLines(&ch, f)
 		changes = append(changes, ch)
 		why := ch.nothingFor()
-		if ch.code && why != whyDocs && why != whyLicense {
+		if ch.code && why != whyDocs && why != whyLicense && len(c.Verify) > 0 {
 			add("witness", ch.Path+" changes code")
 		}
 		if ch.Triage == "deep" {

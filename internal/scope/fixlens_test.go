@@ -2,6 +2,7 @@ package scope
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,21 +13,27 @@ import (
 // from the whole change: a fix that edits a comment in a Go file and a
 // README calls in nobody; one that adds an error path, a query and a new
 // file calls in the silent-failure hunter, the database reviewer, the
-// witness and the pedant; a skipped file calls in nothing.
+// witness and the pedant; a skipped file calls in nothing; without a
+// verify command the witness has nothing to run and is not called in.
 func TestFixLenses(t *testing.T) {
 	r := newRepo(t)
 	r.write("a.go", "package a\n\n// Sum adds.\nfunc Sum(xs []int) int { return 0 }\n")
 	r.write("README.md", "# a\n")
 	r.write("go.sum", "x v1 h1:abc\n")
+	r.write("go.mod", "module a\n")
 	r.commit("base")
 	r.write("a.go", "package a\n\n// Sum adds them.\nfunc Sum(xs []int) int { return 0 }\n")
 	prev, _ := r.detect(Request{Uncommitted: true})
 
+	var noVerify bool // the project has no verify command: the witness has nothing to run
 	lensesOf := func() []string {
 		t.Helper()
 		next, _, fix, err := Next(context.Background(), r.dir, prev)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if noVerify {
+			next.Verify = nil
 		}
 		lenses, err := FixLenses(fix, next, map[string][]string{"api-reviewer": {"b.go"}})
 		if err != nil {
@@ -61,5 +68,9 @@ func TestFixLenses(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(got, "\n"), "go.sum") {
 		t.Errorf("a skipped file calls in a lens: %v", got)
+	}
+	noVerify = true
+	if got := lensesOf(); slices.ContainsFunc(got, func(l string) bool { return strings.HasPrefix(l, "witness:") }) {
+		t.Errorf("without a verify command the witness is called in: %v", got)
 	}
 }
