@@ -43,11 +43,13 @@ type Manifest struct {
 
 // Layout is where a client's whetstone files live in its config
 // directory: whetstone owns only the entries named whetstone* of the
-// folders Owned (a file each, or in Deep a folder of files). A manifest
-// naming anything else is refused.
+// folders Owned (a file each, or in Deep a folder of files), and the files
+// Whole of the config directory itself, which a client reads as one file
+// (Codex's hooks.json). A manifest naming anything else is refused.
 type Layout struct {
 	Owned []string
 	Deep  []string
+	Whole []string
 }
 
 func digest(b []byte) string {
@@ -101,6 +103,8 @@ func (l Layout) owned(rel string, dir bool) error {
 	}
 	parts := strings.Split(rel, "/")
 	switch {
+	case !dir && slices.Contains(l.Whole, rel):
+		return nil
 	case !slices.Contains(l.Owned, parts[0]):
 		if dir && rel == "." {
 			return nil
