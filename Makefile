@@ -11,7 +11,7 @@ VERSION := $(shell cat VERSION)
 CLAUDE_VERSION ?=
 OPENCODE_VERSION ?=
 
-.PHONY: build dist pack test unit e2e e2e-opencode e2e-latest fuzz bench bench-cost demo claude opencode ripgrep bwrap clean generate
+.PHONY: build dist pack test unit e2e e2e-opencode e2e-codex e2e-latest fuzz bench bench-cost demo claude opencode ripgrep bwrap clean generate
 
 build: bin/whetstone
 
@@ -42,7 +42,7 @@ claude:
 bwrap:
 	@./scripts/install-bwrap
 
-test: unit e2e e2e-opencode
+test: unit e2e e2e-opencode e2e-codex
 
 # unit runs the Go tests (unit, testscript, concurrency, crash), the race
 # detector, and a short fuzz pass over every decoder and validator. The
@@ -80,6 +80,12 @@ e2e-opencode: build ripgrep pack
 	WHETSTONE_OPENCODE="$$c" WHETSTONE_OPENCODE_PLUGIN_PKG="$$(dirname "$$c")/../../@opencode-ai/plugin" \
 	WHETSTONE_PACKAGE="$(CURDIR)/dist/whetstone-$(VERSION).tgz" \
 	$(GO) test -count=1 -timeout 20m -run '^TestOpenCode' ./e2e/
+
+# e2e-codex runs the end-to-end test in the real Codex CLI (0.169.0, from
+# npm into $(CACHE)/codex-0.169.0 by scripts/install-codex, once), offline.
+e2e-codex: build
+	c=$$(./scripts/install-codex) && \
+	WHETSTONE_CODEX="$$c" $(GO) test -count=1 -timeout 20m -run '^TestCodex' ./e2e/
 
 # e2e-latest runs both real-client suites against the newest Claude Code and
 # OpenCode on the npm registry instead of the pinned ones (docs/testing.md

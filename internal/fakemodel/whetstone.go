@@ -148,7 +148,7 @@ func Dispatches(text string) []map[string]any {
 		if json.Unmarshal([]byte(strings.TrimSpace(raw)), &in) != nil {
 			continue
 		}
-		d, _ := in["description"].(string)
+		d := dispatchKey(in)
 		if seen[d] {
 			continue
 		}
@@ -156,6 +156,16 @@ func Dispatches(text string) []map[string]any {
 		out = append(out, in)
 	}
 	return out
+}
+
+// dispatchKey tells one dispatch from another: its description, or in
+// Codex, whose spawn_agent input has none, its message (the job line).
+func dispatchKey(in map[string]any) string {
+	if d, _ := in["description"].(string); d != "" {
+		return d
+	}
+	m, _ := in["message"].(string)
+	return m
 }
 
 // compactionMarker is in the user message with which Claude Code asks the
@@ -178,16 +188,15 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 				Skill string `json:"skill"`
 			}
 			skilled = skilled || json.Unmarshal(u.Input, &in) == nil && in.Skill == w.RogueSkill
-		case "Agent", "Task", "task":
-			var in struct {
-				Description string `json:"description"`
-			}
+		case "Agent", "Task", "task", "spawn_agent":
+			var in map[string]any
 			// A denied dispatch started nothing: it is dispatched again.
-			if res, ok := req.ToolResult(u.ID); ok && (res.IsError || strings.Contains(res.AllText(), "exactly the prompt whetstone issued")) {
+			if res, ok := req.ToolResult(u.ID); ok && (res.IsError || strings.Contains(res.AllText(), "exactly the prompt whetstone issued") ||
+				strings.Contains(res.AllText(), "blocked by PreToolUse hook")) {
 				continue
 			}
 			if json.Unmarshal(u.Input, &in) == nil {
-				dispatched[in.Description] = true
+				dispatched[dispatchKey(in)] = true
 			}
 		case "Edit", "edit", "apply_patch":
 			edited = true
@@ -198,7 +207,7 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 	}
 	var calls []Block
 	for _, in := range Dispatches(req.Latest()) {
-		if d, _ := in["description"].(string); dispatched[d] {
+		if dispatched[dispatchKey(in)] {
 			continue
 		}
 		if w.BriefsReviewers && !strings.Contains(req.AllText(), "exactly the prompt whetstone issued") {
@@ -219,6 +228,11 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 	}
 	if len(calls) > 0 {
 		return Reply{Content: append([]Block{Text(fmt.Sprintf("Dispatching %d whetstone %s.", len(calls), map[bool]string{true: "agent", false: "agents"}[len(calls) == 1]))}, calls...)}
+	}
+	if ids := req.runningAgents(); len(ids) > 0 {
+		// Codex: spawned agents run beside the main thread, which waits for
+		// them (a finished `codex exec` abandons them).
+		return Call(ToolUse("wait_agent", map[string]any{"targets": ids, "timeout_ms": 300000}))
 	}
 	latest := req.Latest()
 	if w.RogueEdit != nil && !edited && len(dispatched) > 0 && !finished(latest) {
@@ -402,9 +416,56 @@ func validator(prompt string) Reply {
 	return Say(string(raw))
 }
 
+// runningAgents are the ids of the agents the Codex main thread spawned
+// that no wait_agent has reported finished, in order.
+func (r *Request) runningAgents() []string {
+	if r.API != Responses {
+		return nil
+	}
+	var ids []string
+	done := map[string]bool{}
+	for _, u := range r.ToolUses() {
+		res, ok := r.ToolResult(u.ID)
+		if !ok {
+			continue
+		}
+		switch u.Name {
+		case "spawn_agent":
+			var out struct {
+				AgentID string `json:"agent_id"`
+			}
+			if json.Unmarshal([]byte(res.AllText()), &out) == nil && out.AgentID != "" {
+				ids = append(ids, out.AgentID)
+			}
+		case "wait_agent":
+			var out struct {
+				Status map[string]json.RawMessage `json:"status"`
+			}
+			if json.Unmarshal([]byte(res.AllText()), &out) != nil {
+				continue
+			}
+			for id, st := range out.Status {
+				if !strings.Contains(string(st), "running") && !strings.Contains(string(st), "pending") {
+					done[id] = true
+				}
+			}
+		}
+	}
+	var running []string
+	for _, id := range ids {
+		if !done[id] {
+			running = append(running, id)
+		}
+	}
+	return running
+}
+
 // tool is the caller's name for a Claude Code tool: OpenCode's are lower
 // case, and its Agent is task.
 func (r *Request) tool(name string) string {
+	if r.API == Responses && name == "Agent" {
+		return "spawn_agent"
+	}
 	if r.API != OpenAI {
 		return name
 	}
@@ -417,6 +478,10 @@ func (r *Request) tool(name string) string {
 // edit is the Edit call that makes e, in the caller's API.
 func (r *Request) edit(e Edit) Block {
 	path := filepath.Join(r.ProjectDir(), e.File)
+	if r.API == Responses {
+		// Codex's apply_patch is free-form: its input is the patch itself.
+		return ToolUse("apply_patch", fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n-%s\n+%s\n*** End Patch\n", path, e.Old, e.New))
+	}
 	if r.API == OpenAI && r.HasTool("apply_patch") && !r.HasTool("edit") {
 		// gpt-5 models get apply_patch instead of edit.
 		patch := fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n-%s\n+%s\n*** End Patch", path, e.Old, e.New)
@@ -436,6 +501,14 @@ const RoguePatch = "*** Begin Patch\n*** Add File: rogue-patch.txt\n+a reviewer 
 // apply_patch, which a read-only agent is not even offered.
 func (r *Request) rogueCalls() []Block {
 	path := filepath.Join(r.ProjectDir(), "rogue.txt")
+	if r.API == Responses {
+		// Codex: its free-form apply_patch and its shell, exec_command
+		// (a login shell costs seconds per call).
+		return []Block{
+			ToolUse("apply_patch", RoguePatch+"\n"),
+			ToolUse("exec_command", map[string]any{"cmd": RogueCommand, "login": false}),
+		}
+	}
 	if r.API == OpenAI {
 		return []Block{
 			ToolUse("write", map[string]any{"filePath": path, "content": "a reviewer wrote this\n"}),

@@ -68,15 +68,16 @@ func Hooks(binary string) ([]byte, error) {
 		Timeout int    `json:"timeout"`
 	}
 	type group struct {
-		Hooks []handler `json:"hooks"`
+		Matcher string    `json:"matcher,omitempty"`
+		Hooks   []handler `json:"hooks"`
 	}
 	hooks := map[string][]group{}
 	for _, e := range events {
-		cmd := bin + " hook " + e.arg + " --client=codex"
+		g := group{Hooks: []handler{{Type: "command", Command: bin + " hook " + e.arg + " --client=codex", Timeout: e.timeout}}}
 		if e.arg == "pre-tool-use" {
-			cmd += " || exit 2"
+			g.Matcher, g.Hooks[0].Command = "*", g.Hooks[0].Command+" || exit 2"
 		}
-		hooks[e.name] = []group{{Hooks: []handler{{Type: "command", Command: cmd, Timeout: e.timeout}}}}
+		hooks[e.name] = []group{g}
 	}
 	raw, err := json.MarshalIndent(map[string]any{
 		"description": "whetstone: gates every tool call during a review run, validates reviewer reports and drives the review→fix loop (written by `whetstone install codex`).",
