@@ -18,6 +18,7 @@ import (
 
 	"github.com/whetstone-dev/whetstone/internal/client/codex"
 	"github.com/whetstone-dev/whetstone/internal/fakemodel"
+	"github.com/whetstone-dev/whetstone/internal/sandbox"
 )
 
 // cxSession is one test's Codex world: a CODEX_HOME with whetstone
@@ -199,20 +200,26 @@ func TestCodexFullLoop(t *testing.T) {
 		t.Error("the critic's malformed report was never sent back")
 	}
 
-	// The rogue reviewer's writes were refused and nothing landed.
+	// The rogue reviewer's writes were refused and nothing landed: its
+	// apply_patch denied, its shell write denied by the parser or, with
+	// bwrap, run in whetstone's sandbox, where the project is read-only.
 	if r.exists("rogue-patch.txt") || r.exists("f.txt") {
 		t.Error("a reviewer's write landed in the project")
 	}
-	denied := map[string]bool{}
+	_, sandboxed := sandbox.Find()
+	results := map[string]string{}
 	for _, req := range s.agentCalls("security-reviewer") {
 		for _, u := range req.ToolUses() {
-			if res, ok := req.ToolResult(u.ID); ok && strings.Contains(res.AllText(), "blocked by PreToolUse hook") {
-				denied[u.Name] = true
+			if res, ok := req.ToolResult(u.ID); ok {
+				results[u.Name] = res.AllText()
 			}
 		}
 	}
-	if !denied["apply_patch"] || !denied["exec_command"] {
-		t.Errorf("the reviewer's refused calls: %v, want apply_patch and exec_command", denied)
+	if !strings.Contains(results["apply_patch"], "blocked by PreToolUse hook: whetstone run") {
+		t.Errorf("the reviewer's apply_patch was not denied: %q", results["apply_patch"])
+	}
+	if sh, ok := results["exec_command"]; !ok || !sandboxed && !strings.Contains(sh, "blocked by PreToolUse hook: whetstone run") {
+		t.Errorf("the reviewer's shell write was let through: %q", sh)
 	}
 
 	// The fixer ran once: the main thread's last request holds every call

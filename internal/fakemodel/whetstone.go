@@ -3,6 +3,7 @@ package fakemodel
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -479,8 +480,21 @@ func (r *Request) tool(name string) string {
 func (r *Request) edit(e Edit) Block {
 	path := filepath.Join(r.ProjectDir(), e.File)
 	if r.API == Responses {
-		// Codex's apply_patch is free-form: its input is the patch itself.
-		return ToolUse("apply_patch", fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n-%s\n+%s\n*** End Patch\n", path, e.Old, e.New))
+		// Codex's apply_patch is free-form, its input the patch itself, and
+		// matches whole lines: the model reads the file first, as a real
+		// one does, and patches the lines that hold Old.
+		var minus, plus []string
+		if b, err := os.ReadFile(path); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.Contains(line, e.Old) {
+					minus, plus = append(minus, "-"+line), append(plus, "+"+strings.Replace(line, e.Old, e.New, 1))
+				}
+			}
+		}
+		if minus == nil {
+			minus, plus = []string{"-" + e.Old}, []string{"+" + e.New}
+		}
+		return ToolUse("apply_patch", fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n%s\n%s\n*** End Patch\n", path, strings.Join(minus, "\n"), strings.Join(plus, "\n")))
 	}
 	if r.API == OpenAI && r.HasTool("apply_patch") && !r.HasTool("edit") {
 		// gpt-5 models get apply_patch instead of edit.

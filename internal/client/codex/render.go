@@ -125,6 +125,7 @@ var words = sync.OnceValue(func() func(string) string {
 		"the Edit tool", "apply_patch",
 		"Use Read, Grep, Glob and read-only Bash commands.", "Use read-only shell commands (cat, rg, sed -n, git diff).",
 		"write-shaped Bash", "write-shaped shell",
+		"may not applypatch files", "may not change files with apply_patch",
 		"Then wait: whetstone checks the reports and gives the next step.",
 		"Then call wait_agent with the ids spawn_agent returned, again until every agent has finished, and end your turn with one short line: whetstone checks the reports and gives the next step.",
 		"Every agent of this phase has been dispatched; wait for them to finish.",
