@@ -112,10 +112,13 @@ bench: build
 bench-cost:
 	$(GO) test -count=1 -v -run '^TestStandardRunCost$$' ./internal/app | sed -n 's/^ *cost_test.go:[0-9]*: /  /p'
 
-# CLIENT=opencode runs the demo in the pinned OpenCode instead.
+# CLIENT=opencode runs the demo in the pinned OpenCode instead, CLIENT=codex
+# in the pinned Codex CLI.
 CLIENT ?= claude
 demo: build
-ifeq ($(CLIENT),opencode)
+ifeq ($(CLIENT),codex)
+	c=$$(./scripts/install-codex) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -codex "$$c"
+else ifeq ($(CLIENT),opencode)
 	@./scripts/install-ripgrep
 	c=$$(./scripts/install-opencode $(OPENCODE_VERSION)) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -opencode "$$c"
 else

@@ -177,7 +177,12 @@ func TestCodexFullLoop(t *testing.T) {
 	out, _ := s.exec(s.drv.Review("--depth quick"))
 	t.Logf("the whole loop in Codex: %s", time.Since(start).Round(time.Millisecond))
 
+	calls := s.calls()
+	if len(calls) == 0 || !strings.Contains(calls[0].AllText(), "<name>whetstone-review</name>") {
+		t.Error("Codex did not hand the model the installed whetstone-review skill")
+	}
 	run := wantRun(t, r, "done", "", "APPROVE", 2)
+
 	wantFiles(t, r, run, "iter-1/critic.json", "iter-1/verdict.json", "iter-1/fix.json", "report.md")
 	if !strings.Contains(r.read("calc.go"), fixOffByOne.New) {
 		t.Error("the fixer's apply_patch did not reach calc.go")

@@ -230,10 +230,18 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 	if len(calls) > 0 {
 		return Reply{Content: append([]Block{Text(fmt.Sprintf("Dispatching %d whetstone %s.", len(calls), map[bool]string{true: "agent", false: "agents"}[len(calls) == 1]))}, calls...)}
 	}
-	if ids := req.runningAgents(); len(ids) > 0 {
+	if running, open := req.spawnedAgents(); len(running) > 0 {
 		// Codex: spawned agents run beside the main thread, which waits for
-		// them (a finished `codex exec` abandons them).
-		return Call(ToolUse("wait_agent", map[string]any{"targets": ids, "timeout_ms": 300000}))
+		// them (a finished `codex exec` abandons them)...
+		return Call(ToolUse("wait_agent", map[string]any{"targets": running, "timeout_ms": 300000}))
+	} else if len(open) > 0 {
+		// ...and closes them: finished agents count toward Codex's agent
+		// limit until closed.
+		var calls []Block
+		for _, id := range open {
+			calls = append(calls, ToolUse("close_agent", map[string]any{"target": id}))
+		}
+		return Call(calls...)
 	}
 	latest := req.Latest()
 	if w.RogueEdit != nil && !edited && len(dispatched) > 0 && !finished(latest) {
@@ -417,20 +425,28 @@ func validator(prompt string) Reply {
 	return Say(string(raw))
 }
 
-// runningAgents are the ids of the agents the Codex main thread spawned
-// that no wait_agent has reported finished, in order.
-func (r *Request) runningAgents() []string {
+// spawnedAgents are the ids of the agents the Codex main thread spawned that
+// no wait_agent has reported finished (running), and of the finished ones
+// it has not closed (open), in order.
+func (r *Request) spawnedAgents() (running, open []string) {
 	if r.API != Responses {
-		return nil
+		return nil, nil
 	}
 	var ids []string
-	done := map[string]bool{}
+	done, closed := map[string]bool{}, map[string]bool{}
 	for _, u := range r.ToolUses() {
 		res, ok := r.ToolResult(u.ID)
 		if !ok {
 			continue
 		}
 		switch u.Name {
+		case "close_agent":
+			var in struct {
+				Target string `json:"target"`
+			}
+			if json.Unmarshal(u.Input, &in) == nil {
+				closed[in.Target] = true
+			}
 		case "spawn_agent":
 			var out struct {
 				AgentID string `json:"agent_id"`
@@ -452,13 +468,15 @@ func (r *Request) runningAgents() []string {
 			}
 		}
 	}
-	var running []string
 	for _, id := range ids {
-		if !done[id] {
+		switch {
+		case !done[id]:
 			running = append(running, id)
+		case !closed[id]:
+			open = append(open, id)
 		}
 	}
-	return running
+	return running, open
 }
 
 // tool is the caller's name for a Claude Code tool: OpenCode's are lower
@@ -483,18 +501,25 @@ func (r *Request) edit(e Edit) Block {
 		// Codex's apply_patch is free-form, its input the patch itself, and
 		// matches whole lines: the model reads the file first, as a real
 		// one does, and patches the lines that hold Old.
-		var minus, plus []string
+		old, new := e.Old, e.New
 		if b, err := os.ReadFile(path); err == nil {
-			for _, line := range strings.Split(string(b), "\n") {
-				if strings.Contains(line, e.Old) {
-					minus, plus = append(minus, "-"+line), append(plus, "+"+strings.Replace(line, e.Old, e.New, 1))
+			if at := strings.Index(string(b), e.Old); at >= 0 {
+				text := string(b)
+				start := strings.LastIndex(text[:at], "\n") + 1
+				end := at + len(e.Old)
+				if nl := strings.Index(text[end:], "\n"); nl >= 0 {
+					end += nl
+				} else {
+					end = len(text)
 				}
+				old = text[start:end]
+				new = text[start:at] + e.New + text[at+len(e.Old):end]
 			}
 		}
-		if minus == nil {
-			minus, plus = []string{"-" + e.Old}, []string{"+" + e.New}
+		lines := func(mark, s string) string {
+			return mark + strings.ReplaceAll(s, "\n", "\n"+mark)
 		}
-		return ToolUse("apply_patch", fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n%s\n%s\n*** End Patch\n", path, strings.Join(minus, "\n"), strings.Join(plus, "\n")))
+		return ToolUse("apply_patch", fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n%s\n%s\n*** End Patch\n", path, lines("-", old), lines("+", new)))
 	}
 	if r.API == OpenAI && r.HasTool("apply_patch") && !r.HasTool("edit") {
 		// gpt-5 models get apply_patch instead of edit.

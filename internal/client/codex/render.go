@@ -84,7 +84,7 @@ var codexWords = [][2]string{
 	{"<the Agent tool input, one JSON object>", "<the spawn_agent tool input, one JSON object>"},
 	{" Dispatch lines carry `\"run_in_background\": false` by default (`true` when the project configures background agents): use the JSON unchanged either way.", ""},
 	{"If the agents run in the background, end your turn with one short line (for example \"whetstone: 5 reviewers running, iteration 1\"). You are notified as each agent finishes; answer such a notification with one short line too, unless it comes with new whetstone instructions. When the phase is complete the hooks give you the next instruction. Do not restart an agent that is still running,",
-		"Then call wait_agent with the ids spawn_agent returned, again until every agent has finished (a finished Codex run abandons agents nobody waited for), and end your turn with one short line (for example \"whetstone: 5 reviewers done, iteration 1\"). When the phase is complete the hooks give you the next instruction. Do not restart an agent that is still running,"},
+		"Then call wait_agent with the ids spawn_agent returned, again until every agent has finished (a finished Codex run abandons agents nobody waited for), close_agent each finished one (finished agents count toward Codex's agent limit until closed), and end your turn with one short line (for example \"whetstone: 5 reviewers done, iteration 1\"). When the phase is complete the hooks give you the next instruction. Do not restart an agent that is still running,"},
 	{"The prompt is one short line naming the job", "The message is one short line naming the job"},
 	{"an Agent call", "a spawn_agent call"},
 	{"Agent call", "spawn_agent call"},
@@ -127,9 +127,9 @@ var words = sync.OnceValue(func() func(string) string {
 		"write-shaped Bash", "write-shaped shell",
 		"may not applypatch files", "may not change files with apply_patch",
 		"Then wait: whetstone checks the reports and gives the next step.",
-		"Then call wait_agent with the ids spawn_agent returned, again until every agent has finished, and end your turn with one short line: whetstone checks the reports and gives the next step.",
+		"Then call wait_agent with the ids spawn_agent returned, again until every agent has finished, close_agent each finished one (they count toward Codex's agent limit until closed), and end your turn with one short line: whetstone checks the reports and gives the next step.",
 		"Every agent of this phase has been dispatched; wait for them to finish.",
-		"Every agent of this phase has been dispatched; wait for them to finish with wait_agent (the ids spawn_agent returned), then end your turn with one short line.",
+		"Every agent of this phase has been dispatched; wait for them to finish with wait_agent (the ids spawn_agent returned), close_agent each finished one, then end your turn with one short line.",
 	)
 	return func(s string) string {
 		if s == "" {
