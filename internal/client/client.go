@@ -17,6 +17,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/client/codex"
 	"github.com/whetstone-dev/whetstone/internal/client/opencode"
 	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/install"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 )
 
@@ -89,6 +90,8 @@ type Installer interface {
 	Uninstall(dir string) (removed, kept []string, err error)
 	// ReviewCommand is what the user types to start a review.
 	ReviewCommand() string
+	// Inspect reads and checks an install in dir (`whetstone doctor`).
+	Inspect(dir string) (install.Status, error)
 }
 
 // all are the clients, the default (a payload with no "client") first.
