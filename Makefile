@@ -17,7 +17,7 @@ build: bin/whetstone
 
 # The launcher (scripts/whetstone) runs bin/whetstone only when the version in
 # bin/whetstone.version, which is what the binary reports, is VERSION.
-bin/whetstone: go.mod go.sum VERSION $(shell find cmd internal -name '*.go' -not -name '*_test.go' 2>/dev/null) version.go opencode.go $(shell find opencode -type f 2>/dev/null)
+bin/whetstone: go.mod go.sum VERSION $(shell find cmd internal -name '*.go' -not -name '*_test.go' 2>/dev/null) version.go opencode.go codex.go $(shell find opencode codex -type f 2>/dev/null)
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -o $@ ./cmd/whetstone
 	./$@ version | sed 's/^whetstone //' >$@.version.tmp && mv -f $@.version.tmp $@.version
 
