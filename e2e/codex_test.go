@@ -254,3 +254,45 @@ func TestCodexFullLoop(t *testing.T) {
 		t.Error("the project gained Codex files; everything is installed in CODEX_HOME")
 	}
 }
+
+// TestCodexGateFailsClosed: Codex lets a call through when its hook fails
+// (docs/codex.md §5), so the installed gate turns a failure into exit 2.
+// With a whetstone that crashes on pre-tool-use (a wrapper installed in
+// its place), the model's `echo x > crash.txt` is refused with the crash's
+// words and writes nothing.
+func TestCodexGateFailsClosed(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newCodexSession(t, r, func(req *fakemodel.Request) fakemodel.Reply {
+		if len(req.ToolUses()) == 0 {
+			return fakemodel.Call(fakemodel.ToolUse("exec_command", map[string]any{"cmd": "echo x > crash.txt", "login": false}))
+		}
+		return fakemodel.Say("done")
+	})
+	if _, _, err := codex.Uninstall(s.drv.Home); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(t.TempDir(), "whetstone")
+	script := "#!/bin/sh\nif [ \"$2\" = pre-tool-use ]; then echo 'whetstone crashed' >&2; exit 1; fi\nexec " + filepath.Join(s.root, "bin", "whetstone") + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := codex.Install(s.drv.Home, wrapper); err != nil {
+		t.Fatal(err)
+	}
+	s.exec("write crash.txt")
+	if r.exists("crash.txt") {
+		t.Error("the command ran although the gate failed")
+	}
+	var shown string
+	for _, req := range s.calls() {
+		for _, u := range req.ToolUses() {
+			if res, ok := req.ToolResult(u.ID); ok {
+				shown = res.AllText()
+			}
+		}
+	}
+	if !strings.Contains(shown, "blocked by PreToolUse hook") || !strings.Contains(shown, "whetstone crashed") {
+		t.Errorf("the model was shown %q, want the refusal with the crash's words", shown)
+	}
+}
