@@ -328,6 +328,15 @@ func installChecks(a *app.App, root string) []Check {
 				c.Level, c.Detail, c.Fix = Warn, fmt.Sprintf("installed in %s by whetstone %s, this is %s", dir, st.Version, whetstone.Version), fix
 			default:
 				c.Detail = fmt.Sprintf("installed in %s (%d files), hooks run %s", dir, st.Files, st.Binary)
+				// A client that runs only hooks the user trusted says
+				// whether it trusts these.
+				if tc, ok := in.(interface {
+					Trust(ctx context.Context, dir, project string, getenv func(string) string) (problem, fix string, ok bool)
+				}); ok {
+					if problem, fix, ok := tc.Trust(context.Background(), dir, root, a.Getenv); ok && problem != "" {
+						c.Level, c.Detail, c.Fix = Warn, c.Detail+"; but "+problem, fix
+					}
+				}
 			}
 			checks = append(checks, c)
 		}
