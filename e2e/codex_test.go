@@ -296,3 +296,39 @@ func TestCodexGateFailsClosed(t *testing.T) {
 		t.Errorf("the model was shown %q, want the refusal with the crash's words", shown)
 	}
 }
+
+// TestCodexProjectInstall: `whetstone install codex` into the project's
+// .codex/ (committed, as a project would) works once the project is
+// trusted (`codex exec --trust`): Codex loads the hooks, the agents and the
+// skill from there and a clean quick review ends DONE.
+func TestCodexProjectInstall(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, baseFiles, changedFiles)
+	s := newCodexSession(t, r, fakemodel.Whetstone{}.Script())
+	if _, _, err := codex.Uninstall(s.drv.Home); err != nil {
+		t.Fatal(err)
+	}
+	install := exec.Command(filepath.Join(s.root, "bin", "whetstone"), "install", "codex")
+	install.Dir, install.Env = r.dir, s.environ()
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("whetstone install codex: %v\n%s", err, out)
+	}
+	r.git("add", ".codex")
+	r.git("commit", "-q", "-m", "whetstone for Codex")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := s.drv.Run(ctx, r.dir, s.drv.Review("--depth quick"))
+	cmd.Args = append(cmd.Args[:2], append([]string{"--trust"}, cmd.Args[2:]...)...)
+	cmd.Env = s.environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("codex exec --trust: %v\n%s", err, tail(string(out), 3000))
+	}
+	wantRun(t, r, "done", "", "APPROVE", 1)
+	if calls := s.calls(); len(calls) == 0 || !strings.Contains(calls[0].AllText(), "<name>whetstone-review</name>") {
+		t.Error("Codex did not hand the model the project's skill")
+	}
+	if !strings.Contains(string(out), "DONE after 1 iteration") {
+		t.Errorf("codex exec's output has no verdict:\n%s", tail(string(out), 3000))
+	}
+}
