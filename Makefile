@@ -11,13 +11,13 @@ VERSION := $(shell cat VERSION)
 CLAUDE_VERSION ?=
 OPENCODE_VERSION ?=
 
-.PHONY: build dist pack test unit e2e e2e-opencode e2e-latest fuzz bench bench-cost demo claude opencode ripgrep bwrap clean generate
+.PHONY: build dist pack test unit e2e e2e-opencode e2e-codex e2e-latest fuzz bench bench-cost demo claude opencode ripgrep bwrap clean generate
 
 build: bin/whetstone
 
 # The launcher (scripts/whetstone) runs bin/whetstone only when the version in
 # bin/whetstone.version, which is what the binary reports, is VERSION.
-bin/whetstone: go.mod go.sum VERSION $(shell find cmd internal -name '*.go' -not -name '*_test.go' 2>/dev/null) version.go opencode.go $(shell find opencode -type f 2>/dev/null)
+bin/whetstone: go.mod go.sum VERSION $(shell find cmd internal -name '*.go' -not -name '*_test.go' 2>/dev/null) version.go opencode.go codex.go $(shell find opencode codex -type f 2>/dev/null)
 	CGO_ENABLED=0 $(GO) build -trimpath -tags urfave_cli_no_docs -o $@ ./cmd/whetstone
 	./$@ version | sed 's/^whetstone //' >$@.version.tmp && mv -f $@.version.tmp $@.version
 
@@ -42,7 +42,7 @@ claude:
 bwrap:
 	@./scripts/install-bwrap
 
-test: unit e2e e2e-opencode
+test: unit e2e e2e-opencode e2e-codex
 
 # unit runs the Go tests (unit, testscript, concurrency, crash), the race
 # detector, and a short fuzz pass over every decoder and validator. The
@@ -81,6 +81,12 @@ e2e-opencode: build ripgrep pack
 	WHETSTONE_PACKAGE="$(CURDIR)/dist/whetstone-$(VERSION).tgz" \
 	$(GO) test -count=1 -timeout 20m -run '^TestOpenCode' ./e2e/
 
+# e2e-codex runs the end-to-end test in the real Codex CLI (0.169.0, from
+# npm into $(CACHE)/codex-0.169.0 by scripts/install-codex, once), offline.
+e2e-codex: build
+	c=$$(./scripts/install-codex) && \
+	WHETSTONE_CODEX="$$c" $(GO) test -count=1 -timeout 20m -run '^TestCodex' ./e2e/
+
 # e2e-latest runs both real-client suites against the newest Claude Code and
 # OpenCode on the npm registry instead of the pinned ones (docs/testing.md
 # says when).
@@ -106,10 +112,13 @@ bench: build
 bench-cost:
 	$(GO) test -count=1 -v -run '^TestStandardRunCost$$' ./internal/app | sed -n 's/^ *cost_test.go:[0-9]*: /  /p'
 
-# CLIENT=opencode runs the demo in the pinned OpenCode instead.
+# CLIENT=opencode runs the demo in the pinned OpenCode instead, CLIENT=codex
+# in the pinned Codex CLI.
 CLIENT ?= claude
 demo: build
-ifeq ($(CLIENT),opencode)
+ifeq ($(CLIENT),codex)
+	c=$$(./scripts/install-codex) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -codex "$$c"
+else ifeq ($(CLIENT),opencode)
 	@./scripts/install-ripgrep
 	c=$$(./scripts/install-opencode $(OPENCODE_VERSION)) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -opencode "$$c"
 else

@@ -35,7 +35,7 @@ func dist(t *testing.T, src, out string, platforms ...string) {
 func copySources(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"cmd", "internal", "scripts", "opencode", "go.mod", "go.sum", "version.go", "opencode.go", "VERSION"} {
+	for _, name := range []string{"cmd", "internal", "scripts", "opencode", "codex", "go.mod", "go.sum", "version.go", "opencode.go", "codex.go", "VERSION"} {
 		if b, err := exec.Command("cp", "-R", name, filepath.Join(dir, name)).CombinedOutput(); err != nil {
 			t.Fatalf("cp %s: %v %s", name, err, b)
 		}

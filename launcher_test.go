@@ -24,7 +24,7 @@ func pluginCopy(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"go.mod", "go.sum", "version.go", "opencode.go", "VERSION"} { // go:embed refuses symlinks
+	for _, name := range []string{"go.mod", "go.sum", "version.go", "opencode.go", "codex.go", "VERSION"} { // go:embed refuses symlinks
 		data, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -33,6 +33,9 @@ func pluginCopy(t *testing.T) string {
 	}
 	if out, err := exec.Command("cp", "-R", "opencode", filepath.Join(dir, "opencode")).CombinedOutput(); err != nil { // embedded too
 		t.Fatalf("cp opencode: %v %s", err, out)
+	}
+	if out, err := exec.Command("cp", "-R", "codex", filepath.Join(dir, "codex")).CombinedOutput(); err != nil { // embedded too
+		t.Fatalf("cp codex: %v %s", err, out)
 	}
 	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
 	script, err := os.ReadFile("scripts/whetstone")

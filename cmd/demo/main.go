@@ -86,8 +86,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	src := fl.String("src", "testdata/demo", "the sample project: base/ is committed, change/ is laid over it uncommitted")
 	timeout := fl.Duration("timeout", 5*time.Minute, "give up after this long")
 	opencode := fl.String("opencode", "", "run the demo in OpenCode with this opencode binary instead of Claude Code")
+	codexBin := fl.String("codex", "", "run the demo in the Codex CLI with this (native) codex binary instead of Claude Code")
 	if err := fl.Parse(args); err != nil {
 		return 2
+	}
+	if *codexBin != "" {
+		return runCodex(*codexBin, *plugin, *src, *timeout, stdout, stderr)
 	}
 	if *opencode != "" {
 		return runOpenCode(*opencode, *plugin, *src, *timeout, stdout, stderr)

@@ -29,20 +29,22 @@ func HookDeadline(args []string) (time.Duration, bool) {
 }
 
 type hookOptions struct {
-	event string
+	event  string
+	client string // --client=NAME after the event: the client whose payloads name none
 }
 
 func newHookCommand(d deps) *urfave.Command {
 	return &urfave.Command{
 		Name:      "hook",
 		Usage:     "answer a Claude Code hook event (stdin: the payload; stdout: the answer)",
-		UsageText: "whetstone hook session-start|user-prompt-submit|pre-tool-use|pre-skill-shell-command|subagent-start|subagent-stop|stop",
+		UsageText: "whetstone hook session-start|user-prompt-submit|pre-tool-use|pre-skill-shell-command|subagent-start|subagent-stop|stop [--client=NAME]",
 		Action: func(c *urfave.Context) error {
 			event := c.Args().First()
-			if _, ok := app.Events[event]; !ok || c.NArg() != 1 {
+			name, named := strings.CutPrefix(c.Args().Get(1), "--client=")
+			if _, ok := app.Events[event]; !ok || c.NArg() > 2 || c.NArg() == 2 && !named {
 				return usageErr("hook: want one event of session-start, user-prompt-submit, pre-tool-use, pre-skill-shell-command, subagent-start, subagent-stop, stop (got %q)", strings.Join(c.Args().Slice(), " "))
 			}
-			return runHook(d, hookOptions{event: event})
+			return runHook(d, hookOptions{event: event, client: name})
 		},
 	}
 }
@@ -50,7 +52,7 @@ func newHookCommand(d deps) *urfave.Command {
 // runHook reads the payload on stdin and writes the answer, if any, on
 // stdout.
 func runHook(d deps, opts hookOptions) error {
-	p, err := client.Read(d.stdin)
+	p, err := client.ReadAs(d.stdin, opts.client)
 	if opts.event == "pre-tool-use" {
 		// The gate fails closed during a run (App.PreToolUse).
 		if resp := d.app.PreToolUse(d.ctx, p, err); resp != nil {

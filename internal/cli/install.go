@@ -113,6 +113,9 @@ func runInstall(d deps, opts installOptions) error {
 	}
 	fmt.Fprintf(d.stdout, "whetstone is installed for %s in %s; the plugin runs %s. Type %s in %s; `whetstone uninstall %s%s` removes exactly these files.\n",
 		in.Title(), dir, bin, in.ReviewCommand(), in.Title(), in.Name(), map[bool]string{true: " --global"}[opts.global])
+	if n, ok := in.(interface{ InstallNote(global bool) string }); ok {
+		fmt.Fprintln(d.stdout, n.InstallNote(opts.global))
+	}
 	return nil
 }
 

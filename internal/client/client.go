@@ -9,12 +9,15 @@ package client
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/client/claudecode"
+	"github.com/whetstone-dev/whetstone/internal/client/codex"
 	"github.com/whetstone-dev/whetstone/internal/client/opencode"
 	"github.com/whetstone-dev/whetstone/internal/hook"
+	"github.com/whetstone-dev/whetstone/internal/install"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 )
 
@@ -87,10 +90,12 @@ type Installer interface {
 	Uninstall(dir string) (removed, kept []string, err error)
 	// ReviewCommand is what the user types to start a review.
 	ReviewCommand() string
+	// Inspect reads and checks an install in dir (`whetstone doctor`).
+	Inspect(dir string) (install.Status, error)
 }
 
 // all are the clients, the default (a payload with no "client") first.
-var all = []Client{claudecode.Client{}, opencode.Client{}}
+var all = []Client{claudecode.Client{}, opencode.Client{}, codex.Client{}}
 
 // All lists the clients, the default first.
 func All() []Client { return all }
@@ -138,6 +143,53 @@ func Parse(raw []byte) (hook.Payload, error) {
 // Read reads, decodes and normalises a payload (hook.Read).
 func Read(r io.Reader) (hook.Payload, error) {
 	return normalise(hook.Read(r))
+}
+
+// ReadAs reads a payload that client name sent, for a client whose
+// payloads do not name it (Codex's hooks run `whetstone hook <event>
+// --client=codex`): the payload is marked with a leading "client" key, so
+// that everything reading it (Peek, Parse) sees the client; a payload that
+// names a client itself then has two, which the tool gate refuses. An
+// empty name is Read.
+func ReadAs(r io.Reader, name string) (hook.Payload, error) {
+	if name == "" {
+		return Read(r)
+	}
+	if _, err := Lookup(name); err != nil {
+		return hook.Payload{}, fmt.Errorf("--client: %w", err)
+	}
+	raw, err := io.ReadAll(io.LimitReader(r, hook.MaxPayload+1))
+	if err != nil {
+		return hook.Payload{Raw: raw}, fmt.Errorf("read hook payload: %w", err)
+	}
+	raw = mark(raw, name)
+	if len(raw) > hook.MaxPayload+len(name)+12 {
+		return hook.Payload{Raw: raw}, fmt.Errorf("hook payload larger than %d bytes", hook.MaxPayload)
+	}
+	return Parse(raw)
+}
+
+// mark puts "client": name first in the JSON object raw; anything else is
+// left for Parse to refuse.
+func mark(raw []byte, name string) []byte {
+	i := 0
+	for i < len(raw) && strings.ContainsRune(" \t\r\n", rune(raw[i])) {
+		i++
+	}
+	if i == len(raw) || raw[i] != '{' {
+		return raw
+	}
+	j := i + 1
+	for j < len(raw) && strings.ContainsRune(" \t\r\n", rune(raw[j])) {
+		j++
+	}
+	key := `"client":` + strconv.Quote(name)
+	if j < len(raw) && raw[j] != '}' {
+		key += ","
+	}
+	out := make([]byte, 0, len(raw)+len(key))
+	out = append(append(append(out, raw[:i+1]...), key...), raw[i+1:]...)
+	return out
 }
 
 func normalise(p hook.Payload, err error) (hook.Payload, error) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/whetstone-dev/whetstone/internal/brief"
+	"github.com/whetstone-dev/whetstone/internal/hook"
 )
 
 // TestGeneratedFilesUpToDate fails when a client's committed generated
@@ -79,5 +80,37 @@ func TestNamesUnique(t *testing.T) {
 			t.Errorf("client %q (%q) is unnamed or named twice", c.Name(), c.Title())
 		}
 		seen[c.Name()] = true
+	}
+}
+
+// TestReadAsMarksThePayload: a payload read for a client that does not
+// name itself (Codex's hooks pass --client=codex) is that client's, also
+// for the peek that answers a payload which does not decode, and a payload
+// naming another client as well is refused by the tool gate's duplicate
+// check rather than judged as either.
+func TestReadAsMarksThePayload(t *testing.T) {
+	p, err := ReadAs(strings.NewReader(` {"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"spawn_agent","tool_input":{"agent_type":"whetstone-critic","message":"m"}}`), "codex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Client != "codex" || p.ToolName != "Agent" || p.Dispatch != "whetstone:critic" {
+		t.Errorf("client %q tool %q dispatch %q", p.Client, p.ToolName, p.Dispatch)
+	}
+	p, err = ReadAs(strings.NewReader(`{"session_id":"s2","tool_input":{"x":`), "codex")
+	if err == nil {
+		t.Fatal("a broken payload decoded")
+	}
+	if s, c := hook.Peek(p.Raw); s != "s2" || c != "codex" {
+		t.Errorf("peek of a broken payload: session %q client %q", s, c)
+	}
+	p, err = ReadAs(strings.NewReader(`{"session_id":"s3","client":"opencode","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`), "codex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hook.CheckToolCall(p) == nil {
+		t.Error("a payload naming two clients passed the tool gate's check")
+	}
+	if _, err := ReadAs(strings.NewReader(`{"session_id":"s4"}`), "vim"); err == nil {
+		t.Error("an unknown --client was taken")
 	}
 }

@@ -22,8 +22,9 @@ var pending = map[string]string{
 	// (claudecode.Driver, opencode.Driver), shared with the e2e harness;
 	// its -opencode flag (the Makefile's CLIENT=opencode) and the
 	// progress it prints from Claude Code's stream are still its own.
-	"cmd/demo/main.go":     "the -opencode flag picks the demo's driver",
+	"cmd/demo/main.go":     "the -opencode and -codex flags pick the demo's driver",
 	"cmd/demo/opencode.go": "the demo in OpenCode",
+	"cmd/demo/codex.go":    "the demo in Codex",
 }
 
 // mentions lists where the Go source src (file name, for messages) names

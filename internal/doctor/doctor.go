@@ -60,6 +60,7 @@ func Run(a *app.App, dir string) []Check {
 	root := pluginRoot(a.Getenv)
 	checks := []Check{versionCheck(root), pluginCheck(root, brief.Agents()), goCheck(root)}
 	checks = append(checks, clientChecks()...)
+	checks = append(checks, installChecks(a, app.FindRoot(dir))...)
 	checks = append(checks, sandboxCheck(a, app.FindRoot(dir)), keyCheck(a, app.FindRoot(dir)), writeCheck(app.FindRoot(dir)), gitCheck(dir))
 	return checks
 }
@@ -295,6 +296,50 @@ func clientChecks() []Check {
 			checks[i].Level = Fail
 		}
 		checks[0].Detail += "; whetstone needs " + strings.Join(titles, " or ")
+	}
+	return checks
+}
+
+// installChecks check each `whetstone install <client>` found in the
+// project's or the user's config directory of a client: its files as
+// written, the binary its hooks run there and of this version. A client
+// with no install is not mentioned.
+func installChecks(a *app.App, root string) []Check {
+	var checks []Check
+	for _, in := range client.Installers() {
+		for _, global := range []bool{false, true} {
+			dir, err := in.ConfigDir(root, global, a.Getenv)
+			if err != nil {
+				continue
+			}
+			flag := map[bool]string{true: " --global"}[global]
+			c := Check{Name: in.Name(), Level: OK}
+			fix := fmt.Sprintf("run `whetstone install %s%s` again (`whetstone uninstall %s%s` removes it)", in.Name(), flag, in.Name(), flag)
+			st, err := in.Inspect(dir)
+			switch {
+			case err != nil:
+				c.Level, c.Detail, c.Fix = Fail, fmt.Sprintf("the install in %s cannot be read: %v", dir, err), fix
+			case !st.Installed:
+				continue
+			case len(st.Problems) > 0:
+				c.Level, c.Detail = Fail, fmt.Sprintf("installed in %s, but %s", dir, strings.Join(st.Problems, "; "))
+				c.Fix = "move a changed file away (install never overwrites one), then " + fix
+			case st.Version != whetstone.Version:
+				c.Level, c.Detail, c.Fix = Warn, fmt.Sprintf("installed in %s by whetstone %s, this is %s", dir, st.Version, whetstone.Version), fix
+			default:
+				c.Detail = fmt.Sprintf("installed in %s (%d files), hooks run %s", dir, st.Files, st.Binary)
+				// A client that runs only hooks the user trusted says
+				// whether it trusts these.
+				if tc, ok := in.(interface {
+					Trust(ctx context.Context, dir, project string, getenv func(string) string) (problem, fix string, ok bool)
+				}); ok {
+					if problem, fix, ok := tc.Trust(context.Background(), dir, root, a.Getenv); ok && problem != "" {
+						c.Level, c.Detail, c.Fix = Warn, c.Detail+"; but "+problem, fix
+					}
+				}
+			}
+			checks = append(checks, c)
+		}
 	}
 	return checks
 }

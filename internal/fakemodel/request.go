@@ -111,6 +111,10 @@ func ParseRequest(body []byte) (*Request, error) {
 // In OpenCode, a child session is one offered tools but not task (children
 // are denied it).
 func (r *Request) IsSubagent() bool {
+	if r.API == Responses {
+		// Codex offers its children no multi_agent_v1 tools (docs/codex.md §6).
+		return len(r.Tools) > 0 && !r.HasTool("spawn_agent")
+	}
 	if r.API == OpenAI {
 		return len(r.Tools) > 0 && !r.HasTool("task")
 	}
@@ -122,6 +126,9 @@ func (r *Request) IsSubagent() bool {
 // the system prompt in OpenCode); "" on the main thread and for agents that
 // are not whetstone's.
 func (r *Request) Agent() string {
+	if r.API == Responses {
+		return r.DeveloperAgent()
+	}
 	body := 2
 	if r.API == OpenAI {
 		body = 0
@@ -221,6 +228,16 @@ func (r *Request) EndsWithStopFeedback() bool {
 // after the first one.
 func (r *Request) StopFeedback() []string {
 	var out []string
+	if r.API == Responses {
+		// Codex continues a blocked thread with a user message
+		// <hook_prompt hook_run_id="…">reason</hook_prompt>.
+		for _, m := range r.Messages {
+			if m.Role == "user" && strings.Contains(m.Content.Text(), "<hook_prompt") {
+				out = append(out, m.Content.Text())
+			}
+		}
+		return out
+	}
 	if r.API == OpenAI {
 		for i, m := range r.Messages {
 			if m.Role == "user" && i > 0 && !(len(m.Content) > 0 && m.Content[0].Type == "tool_result") {
@@ -281,6 +298,14 @@ func (r *Request) ProjectDir() string {
 	marker := " - Primary working directory: "
 	if r.API == OpenAI {
 		marker = "  Working directory: "
+	}
+	if r.API == Responses {
+		// Codex's <environment_context> message: <cwd>/path</cwd>.
+		if _, rest, ok := strings.Cut(r.AllText(), "<cwd>"); ok {
+			dir, _, _ := strings.Cut(rest, "</cwd>")
+			return strings.TrimSpace(dir)
+		}
+		return ""
 	}
 	for _, text := range []string{r.AllText(), r.SystemText()} {
 		if _, rest, ok := strings.Cut(text, marker); ok {

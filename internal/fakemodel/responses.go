@@ -162,10 +162,10 @@ func responsesContent(raw json.RawMessage) (Content, error) {
 	return c, nil
 }
 
-// CodexAgent is the calling Codex subagent's "whetstone:<name>": the first
+// DeveloperAgent is the calling Codex subagent's "whetstone:<name>": the first
 // line "# whetstone:<name>" of a developer message, which is how Codex hands
 // a custom agent its developer_instructions; "" for other callers.
-func (r *Request) CodexAgent() string {
+func (r *Request) DeveloperAgent() string {
 	if r.API != Responses {
 		return ""
 	}

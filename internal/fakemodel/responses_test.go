@@ -41,11 +41,11 @@ func TestParseResponsesRequest(t *testing.T) {
 	if !r.HasTool("spawn_agent") || !r.HasTool("apply_patch") || r.HasTool("multi_agent_v1") {
 		t.Errorf("tools %+v: want the namespace's tools by name, not the namespace", r.Tools)
 	}
-	if r.CodexAgent() != "whetstone:critic" {
-		t.Errorf("CodexAgent = %q", r.CodexAgent())
+	if r.DeveloperAgent() != "whetstone:critic" {
+		t.Errorf("DeveloperAgent = %q", r.DeveloperAgent())
 	}
-	if main, _ := ParseResponsesRequest([]byte(`{"input":[{"type":"message","role":"developer","content":"You are Codex."}]}`)); main.CodexAgent() != "" {
-		t.Errorf("main thread's CodexAgent = %q", main.CodexAgent())
+	if main, _ := ParseResponsesRequest([]byte(`{"input":[{"type":"message","role":"developer","content":"You are Codex."}]}`)); main.DeveloperAgent() != "" {
+		t.Errorf("main thread's DeveloperAgent = %q", main.DeveloperAgent())
 	}
 	if !strings.HasPrefix(r.SystemMessages(), "# whetstone:critic") {
 		t.Errorf("developer message is not a system one: %q", r.SystemMessages())

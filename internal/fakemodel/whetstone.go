@@ -3,6 +3,7 @@ package fakemodel
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -148,7 +149,7 @@ func Dispatches(text string) []map[string]any {
 		if json.Unmarshal([]byte(strings.TrimSpace(raw)), &in) != nil {
 			continue
 		}
-		d, _ := in["description"].(string)
+		d := dispatchKey(in)
 		if seen[d] {
 			continue
 		}
@@ -156,6 +157,16 @@ func Dispatches(text string) []map[string]any {
 		out = append(out, in)
 	}
 	return out
+}
+
+// dispatchKey tells one dispatch from another: its description, or in
+// Codex, whose spawn_agent input has none, its message (the job line).
+func dispatchKey(in map[string]any) string {
+	if d, _ := in["description"].(string); d != "" {
+		return d
+	}
+	m, _ := in["message"].(string)
+	return m
 }
 
 // compactionMarker is in the user message with which Claude Code asks the
@@ -178,16 +189,15 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 				Skill string `json:"skill"`
 			}
 			skilled = skilled || json.Unmarshal(u.Input, &in) == nil && in.Skill == w.RogueSkill
-		case "Agent", "Task", "task":
-			var in struct {
-				Description string `json:"description"`
-			}
+		case "Agent", "Task", "task", "spawn_agent":
+			var in map[string]any
 			// A denied dispatch started nothing: it is dispatched again.
-			if res, ok := req.ToolResult(u.ID); ok && (res.IsError || strings.Contains(res.AllText(), "exactly the prompt whetstone issued")) {
+			if res, ok := req.ToolResult(u.ID); ok && (res.IsError || strings.Contains(res.AllText(), "exactly the prompt whetstone issued") ||
+				strings.Contains(res.AllText(), "blocked by PreToolUse hook")) {
 				continue
 			}
 			if json.Unmarshal(u.Input, &in) == nil {
-				dispatched[in.Description] = true
+				dispatched[dispatchKey(in)] = true
 			}
 		case "Edit", "edit", "apply_patch":
 			edited = true
@@ -198,7 +208,7 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 	}
 	var calls []Block
 	for _, in := range Dispatches(req.Latest()) {
-		if d, _ := in["description"].(string); dispatched[d] {
+		if dispatched[dispatchKey(in)] {
 			continue
 		}
 		if w.BriefsReviewers && !strings.Contains(req.AllText(), "exactly the prompt whetstone issued") {
@@ -219,6 +229,19 @@ func (w Whetstone) orchestrator(req *Request) Reply {
 	}
 	if len(calls) > 0 {
 		return Reply{Content: append([]Block{Text(fmt.Sprintf("Dispatching %d whetstone %s.", len(calls), map[bool]string{true: "agent", false: "agents"}[len(calls) == 1]))}, calls...)}
+	}
+	if running, open := req.spawnedAgents(); len(running) > 0 {
+		// Codex: spawned agents run beside the main thread, which waits for
+		// them (a finished `codex exec` abandons them)...
+		return Call(ToolUse("wait_agent", map[string]any{"targets": running, "timeout_ms": 300000}))
+	} else if len(open) > 0 {
+		// ...and closes them: finished agents count toward Codex's agent
+		// limit until closed.
+		var calls []Block
+		for _, id := range open {
+			calls = append(calls, ToolUse("close_agent", map[string]any{"target": id}))
+		}
+		return Call(calls...)
 	}
 	latest := req.Latest()
 	if w.RogueEdit != nil && !edited && len(dispatched) > 0 && !finished(latest) {
@@ -402,9 +425,66 @@ func validator(prompt string) Reply {
 	return Say(string(raw))
 }
 
+// spawnedAgents are the ids of the agents the Codex main thread spawned that
+// no wait_agent has reported finished (running), and of the finished ones
+// it has not closed (open), in order.
+func (r *Request) spawnedAgents() (running, open []string) {
+	if r.API != Responses {
+		return nil, nil
+	}
+	var ids []string
+	done, closed := map[string]bool{}, map[string]bool{}
+	for _, u := range r.ToolUses() {
+		res, ok := r.ToolResult(u.ID)
+		if !ok {
+			continue
+		}
+		switch u.Name {
+		case "close_agent":
+			var in struct {
+				Target string `json:"target"`
+			}
+			if json.Unmarshal(u.Input, &in) == nil {
+				closed[in.Target] = true
+			}
+		case "spawn_agent":
+			var out struct {
+				AgentID string `json:"agent_id"`
+			}
+			if json.Unmarshal([]byte(res.AllText()), &out) == nil && out.AgentID != "" {
+				ids = append(ids, out.AgentID)
+			}
+		case "wait_agent":
+			var out struct {
+				Status map[string]json.RawMessage `json:"status"`
+			}
+			if json.Unmarshal([]byte(res.AllText()), &out) != nil {
+				continue
+			}
+			for id, st := range out.Status {
+				if !strings.Contains(string(st), "running") && !strings.Contains(string(st), "pending") {
+					done[id] = true
+				}
+			}
+		}
+	}
+	for _, id := range ids {
+		switch {
+		case !done[id]:
+			running = append(running, id)
+		case !closed[id]:
+			open = append(open, id)
+		}
+	}
+	return running, open
+}
+
 // tool is the caller's name for a Claude Code tool: OpenCode's are lower
 // case, and its Agent is task.
 func (r *Request) tool(name string) string {
+	if r.API == Responses && name == "Agent" {
+		return "spawn_agent"
+	}
 	if r.API != OpenAI {
 		return name
 	}
@@ -417,6 +497,30 @@ func (r *Request) tool(name string) string {
 // edit is the Edit call that makes e, in the caller's API.
 func (r *Request) edit(e Edit) Block {
 	path := filepath.Join(r.ProjectDir(), e.File)
+	if r.API == Responses {
+		// Codex's apply_patch is free-form, its input the patch itself, and
+		// matches whole lines: the model reads the file first, as a real
+		// one does, and patches the lines that hold Old.
+		old, new := e.Old, e.New
+		if b, err := os.ReadFile(path); err == nil {
+			if at := strings.Index(string(b), e.Old); at >= 0 {
+				text := string(b)
+				start := strings.LastIndex(text[:at], "\n") + 1
+				end := at + len(e.Old)
+				if nl := strings.Index(text[end:], "\n"); nl >= 0 {
+					end += nl
+				} else {
+					end = len(text)
+				}
+				old = text[start:end]
+				new = text[start:at] + e.New + text[at+len(e.Old):end]
+			}
+		}
+		lines := func(mark, s string) string {
+			return mark + strings.ReplaceAll(s, "\n", "\n"+mark)
+		}
+		return ToolUse("apply_patch", fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n%s\n%s\n*** End Patch\n", path, lines("-", old), lines("+", new)))
+	}
 	if r.API == OpenAI && r.HasTool("apply_patch") && !r.HasTool("edit") {
 		// gpt-5 models get apply_patch instead of edit.
 		patch := fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n-%s\n+%s\n*** End Patch", path, e.Old, e.New)
@@ -436,6 +540,14 @@ const RoguePatch = "*** Begin Patch\n*** Add File: rogue-patch.txt\n+a reviewer 
 // apply_patch, which a read-only agent is not even offered.
 func (r *Request) rogueCalls() []Block {
 	path := filepath.Join(r.ProjectDir(), "rogue.txt")
+	if r.API == Responses {
+		// Codex: its free-form apply_patch and its shell, exec_command
+		// (a login shell costs seconds per call).
+		return []Block{
+			ToolUse("apply_patch", RoguePatch+"\n"),
+			ToolUse("exec_command", map[string]any{"cmd": RogueCommand, "login": false}),
+		}
+	}
 	if r.API == OpenAI {
 		return []Block{
 			ToolUse("write", map[string]any{"filePath": path, "content": "a reviewer wrote this\n"}),

@@ -43,11 +43,13 @@ type Manifest struct {
 
 // Layout is where a client's whetstone files live in its config
 // directory: whetstone owns only the entries named whetstone* of the
-// folders Owned (a file each, or in Deep a folder of files). A manifest
-// naming anything else is refused.
+// folders Owned (a file each, or in Deep a folder of files), and the files
+// Whole of the config directory itself, which a client reads as one file
+// (Codex's hooks.json). A manifest naming anything else is refused.
 type Layout struct {
 	Owned []string
 	Deep  []string
+	Whole []string
 }
 
 func digest(b []byte) string {
@@ -101,6 +103,8 @@ func (l Layout) owned(rel string, dir bool) error {
 	}
 	parts := strings.Split(rel, "/")
 	switch {
+	case !dir && slices.Contains(l.Whole, rel):
+		return nil
 	case !slices.Contains(l.Owned, parts[0]):
 		if dir && rel == "." {
 			return nil
@@ -331,4 +335,48 @@ func noSymlinks(dir string, rels []string) error {
 		}
 	}
 	return nil
+}
+
+// Status is what an install in a config directory looks like now: whether
+// there is one (a manifest), the binary and version it names, and what is
+// wrong with it (files changed or missing, a binary that is gone).
+type Status struct {
+	Installed bool
+	Binary    string
+	Version   string
+	Files     int
+	Problems  []string
+}
+
+// Inspect reads the install in dir, if any, in layout l, and checks it:
+// every file it wrote still holds what was written, the binary its hooks
+// run is there. It reads, never writes, and nothing through a symlink.
+func Inspect(dir string, l Layout) (Status, error) {
+	var st Status
+	if _, err := os.Lstat(filepath.Join(dir, ManifestName)); errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	st.Installed = true
+	m, err := readManifest(dir, l)
+	if err != nil {
+		return st, err
+	}
+	names := slices.Sorted(maps.Keys(m.Files))
+	if err := noSymlinks(dir, names); err != nil {
+		return st, err
+	}
+	st.Binary, st.Version, st.Files = m.Binary, m.Version, len(m.Files)
+	for _, rel := range names {
+		b, err := safeio.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)), 16<<20, true)
+		switch {
+		case err != nil:
+			st.Problems = append(st.Problems, rel+" is missing")
+		case digest(b) != m.Files[rel]:
+			st.Problems = append(st.Problems, rel+" was changed since whetstone wrote it")
+		}
+	}
+	if info, err := os.Stat(m.Binary); err != nil || !info.Mode().IsRegular() || info.Mode()&0o111 == 0 {
+		st.Problems = append(st.Problems, "the binary its hooks run, "+m.Binary+", is not there")
+	}
+	return st, nil
 }

@@ -82,5 +82,8 @@ func Uninstall(dir string) (removed, kept []string, err error) {
 // Install is the package's Install.
 func (Client) Install(dir, binary string) ([]string, error) { return Install(dir, binary) }
 
+// Inspect reads and checks an install in dir.
+func (Client) Inspect(dir string) (install.Status, error) { return install.Inspect(dir, layout) }
+
 // Uninstall is the package's Uninstall.
 func (Client) Uninstall(dir string) (removed, kept []string, err error) { return Uninstall(dir) }

@@ -1,0 +1,143 @@
+package codex
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/whetstone-dev/whetstone"
+	"github.com/whetstone-dev/whetstone/internal/install"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// layout is where whetstone's files live in Codex's config directory: the
+// agents and the skill folder, and hooks.json, which Codex reads whole
+// (one per config layer), so whetstone owns it: a user's own hooks.json
+// makes the install refuse, naming it.
+var layout = install.Layout{Owned: []string{"agents", "skills"}, Deep: []string{"skills"}, Whole: []string{"hooks.json"}}
+
+// ConfigDir is Codex's config directory whetstone installs into: the
+// project's .codex, or with global the user's ($CODEX_HOME, else ~/.codex).
+func (Client) ConfigDir(project string, global bool, getenv func(string) string) (string, error) {
+	if !global {
+		return filepath.Join(project, ".codex"), nil
+	}
+	if h := getenv("CODEX_HOME"); h != "" && filepath.IsAbs(h) {
+		return h, nil
+	}
+	home := getenv("HOME")
+	if home == "" || !filepath.IsAbs(home) {
+		return "", errors.New("cannot find Codex's config directory: neither CODEX_HOME nor HOME is set")
+	}
+	return filepath.Join(home, ".codex"), nil
+}
+
+// GlobalDir names the global config directory in the --global flag's help.
+func (Client) GlobalDir() string { return "$CODEX_HOME (~/.codex)" }
+
+// events are the hook events whetstone answers in Codex, with the hook's
+// timeout in seconds (cli.HookDeadline's margins).
+var events = []struct {
+	name, arg string
+	timeout   int
+}{
+	{"SessionStart", "session-start", 120},
+	{"UserPromptSubmit", "user-prompt-submit", 120},
+	{"PreToolUse", "pre-tool-use", 120},
+	{"SubagentStart", "subagent-start", 60},
+	{"SubagentStop", "subagent-stop", 120},
+	{"Stop", "stop", 120},
+}
+
+// Hooks is hooks.json running binary on every event whetstone answers, as
+// `whetstone hook <event> --client=codex`. Codex lets a call through when
+// its hook fails (docs/codex.md §5: onFailure is ignored), so the gate's
+// command turns a failure into exit 2, Codex's deny; a timeout still
+// passes.
+func Hooks(binary string) ([]byte, error) {
+	bin, err := syntax.Quote(binary, syntax.LangBash)
+	if err != nil {
+		return nil, fmt.Errorf("the binary's path %q cannot be quoted for a shell: %w", binary, err)
+	}
+	type handler struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+		Timeout int    `json:"timeout"`
+	}
+	type group struct {
+		Matcher string    `json:"matcher,omitempty"`
+		Hooks   []handler `json:"hooks"`
+	}
+	hooks := map[string][]group{}
+	for _, e := range events {
+		g := group{Hooks: []handler{{Type: "command", Command: bin + " hook " + e.arg + " --client=codex", Timeout: e.timeout}}}
+		if e.arg == "pre-tool-use" {
+			g.Matcher, g.Hooks[0].Command = "*", g.Hooks[0].Command+" || exit 2"
+		}
+		hooks[e.name] = []group{g}
+	}
+	raw, err := json.MarshalIndent(map[string]any{
+		"description": "whetstone: gates every tool call during a review run, validates reviewer reports and drives the review→fix loop (written by `whetstone install codex`).",
+		"hooks":       hooks,
+	}, "", "  ")
+	return append(raw, '\n'), err
+}
+
+// Files are the files to write, by slash path relative to the config dir:
+// hooks.json running binary, agents/whetstone-*.toml and
+// skills/whetstone-review/SKILL.md.
+func Files(binary string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(whetstone.Codex, "codex", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := whetstone.Codex.ReadFile(p)
+		out[strings.TrimPrefix(p, "codex/")] = b
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out["hooks.json"], err = Hooks(binary)
+	return out, err
+}
+
+// Install writes Codex's files into dir, the hooks running binary
+// (install.Install's rules).
+func Install(dir, binary string) ([]string, error) {
+	files, err := Files(binary)
+	if err != nil {
+		return nil, err
+	}
+	return install.Install(dir, layout, files, binary)
+}
+
+// Uninstall removes exactly what Install wrote into dir.
+func Uninstall(dir string) (removed, kept []string, err error) {
+	return install.Uninstall(dir, layout)
+}
+
+// Install is the package's Install.
+func (Client) Install(dir, binary string) ([]string, error) { return Install(dir, binary) }
+
+// Inspect reads and checks an install in dir.
+func (Client) Inspect(dir string) (install.Status, error) { return install.Inspect(dir, layout) }
+
+// Uninstall is the package's Uninstall.
+func (Client) Uninstall(dir string) (removed, kept []string, err error) { return Uninstall(dir) }
+
+// InstallNote is what the user must do after an install: Codex runs a hook
+// only once its hash is trusted (docs/codex.md §3), and whetstone does not
+// write trust for the user, whose review that is; nor can whetstone's
+// sandbox run inside Codex's.
+func (Client) InstallNote(global bool) string {
+	note := "Codex runs these hooks only once you trust them: start `codex`, type /hooks and trust the whetstone hooks (each whetstone upgrade or reinstall asks again), or pass --dangerously-bypass-hook-trust to `codex exec`."
+	if !global {
+		note += " Codex reads a project's .codex/ only when the project is trusted (`codex exec --trust`, or the prompt `codex` shows)."
+	}
+	return note + " Reviewers' shell commands run in whetstone's sandbox, which cannot start inside Codex's: run Codex with its sandbox off (`codex --dangerously-bypass-approvals-and-sandbox`); under Codex's sandbox a reviewer's shell commands fail."
+}
