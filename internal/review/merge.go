@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+	"unsafe"
 )
 
 // Finding statuses in the ledger.
@@ -779,27 +781,59 @@ var stop = map[string]bool{"a": true, "an": true, "the": true, "is": true, "in":
 type tokens struct {
 	ids   map[string]int32
 	names []string
+	buf   []byte // the word being read
 }
 
 // set returns the distinct stemmed lower-case words of a title, without
 // stop words, as a sorted set of token ids.
+// It lower-cases and splits as strings.FieldsFunc(strings.ToLower(s), not
+// a letter or digit) does, in one pass into t.buf: only a word not seen
+// before is copied (the ledger index tokenises every wording of a run).
 func (t *tokens) set(s string) []int32 {
 	var out []int32
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if stop[w] {
-			continue
+	word := func() {
+		if len(t.buf) == 0 || stop[string(t.buf)] {
+			t.buf = t.buf[:0]
+			return
 		}
-		w = stem(w)
-		id, ok := t.ids[w]
+		w := stemBytes(t.buf)
+		id, ok := t.ids[string(w)]
 		if !ok {
+			name := string(w)
 			id = int32(len(t.names))
-			t.ids[w] = id
-			t.names = append(t.names, w)
+			t.ids[name] = id
+			t.names = append(t.names, name)
 		}
 		out = append(out, id)
+		t.buf = t.buf[:0]
 	}
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+		} else {
+			r = unicode.ToLower(r)
+		}
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			word()
+			continue
+		}
+		t.buf = utf8.AppendRune(t.buf, r)
+	}
+	word()
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// stemBytes is stem of a word held in a buffer; it allocates only for the
+// rare word whose stem is not a prefix of it.
+func stemBytes(w []byte) []byte {
+	s := stem(unsafe.String(unsafe.SliceData(w), len(w)))
+	if len(s) <= len(w) && s == string(w[:len(s)]) {
+		return w[:len(s)]
+	}
+	return []byte(s)
 }
 
 // stem folds the commonest English inflections, so "skips", "skipped" and
