@@ -113,7 +113,7 @@ func TestDecodeSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]review.Entry{}
-	if err := decodeSettled(data, got); err != nil {
+	if err := decodeSettled(data, interner{}, func(e review.Entry) { got[e.ID] = e }); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range want.Findings {
@@ -122,7 +122,7 @@ func TestDecodeSettled(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"findings":[1]}`, `{"findings":{}}`, `{"findings":[`} {
-		if err := decodeSettled([]byte(bad), map[string]review.Entry{}); err == nil {
+		if err := decodeSettled([]byte(bad), interner{}, func(review.Entry) {}); err == nil {
 			t.Errorf("%s decoded", bad)
 		}
 	}
