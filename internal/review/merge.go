@@ -173,7 +173,13 @@ func Merge(ledger []Entry, reports []Report, p Policy, d Diff) ([]Entry, []Merge
 // findings also list every earlier one still open that nobody raised again:
 // a fix_check said it is not fixed, or (blocking) no check let it go.
 func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
-	next := slices.Clone(ledger)
+	tok := tokens{ids: map[string]int32{}}
+	groups, compared := cluster(reports, &tok)
+	groups, dropped := mostSevereGroups(groups, roundCap)
+	// The new ledger, with room for the round's new findings: a large
+	// ledger is copied once.
+	next := make([]Entry, len(ledger), len(ledger)+len(groups))
+	copy(next, ledger)
 	if d.Moved != nil {
 		for i := range next {
 			e := &next[i]
@@ -182,9 +188,6 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 			e.File, e.Line, e.EndLine = file, line, max(end, line)
 		}
 	}
-	tok := tokens{ids: map[string]int32{}}
-	groups, compared := cluster(reports, &tok)
-	groups, dropped := mostSevereGroups(groups, roundCap)
 	for _, g := range groups {
 		g.inChange = d.Touches == nil
 		for _, m := range g.members {
@@ -198,7 +201,8 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 	assigned := lx.match(groups, taken, &compared)
 	// A dropped finding that raises an earlier one again keeps it from
 	// being resolved: it is still there, just past the cap.
-	matched := slices.Clone(taken)
+	matched := make([]bool, len(taken), cap(next))
+	copy(matched, taken)
 	lx.match(dropped, matched, &compared)
 
 	round := make([]Merged, 0, len(groups))
@@ -573,7 +577,10 @@ func newLedgerIndex(ledger []Entry, tok *tokens) *ledgerIndex {
 			ix = &fileIndex{byWord: map[int32][]int{}}
 			lx.files[e.File] = ix
 		}
-		for _, w := range lx.wordings[i] {
+		for k, w := range lx.wordings[i] {
+			if k > 0 && len(w) > 0 && &w[0] == &lx.wordings[i][0][0] {
+				continue // the title's words again (newLedgerIndex shares them)
+			}
 			for _, t := range lx.prefix(w) {
 				if p := ix.byWord[t]; len(p) == 0 || p[len(p)-1] != i {
 					ix.byWord[t] = append(p, i)
