@@ -106,16 +106,11 @@ var printSeed = maphash.MakeSeed()
 // process and never leaves it, so a collision (odds 2^-64 per finding
 // saved) cannot be aimed at.
 func entryPrint(e review.Entry) uint64 {
-	var h maphash.Hash
-	h.SetSeed(printSeed)
-	var b [8]byte
-	num := func(n int) {
-		binary.LittleEndian.PutUint64(b[:], uint64(n))
-		_, _ = h.Write(b[:])
-	}
+	b := make([]byte, 0, 256)
+	num := func(n int) { b = binary.LittleEndian.AppendUint64(b, uint64(n)) }
 	str := func(s string) {
 		num(len(s))
-		_, _ = h.WriteString(s)
+		b = append(b, s...)
 	}
 	flag := func(v bool) {
 		if v {
@@ -124,21 +119,21 @@ func entryPrint(e review.Entry) uint64 {
 			num(0)
 		}
 	}
-	for _, s := range []string{e.ID, e.Status, e.Severity, e.Category, e.Rule, e.File, e.Title, e.Claim, e.ClaimNote} {
+	for _, s := range [...]string{e.ID, e.Status, e.Severity, e.Category, e.Rule, e.File, e.Title, e.Claim, e.ClaimNote} {
 		str(s)
 	}
-	for _, list := range [][]string{e.Titles, e.Reviewers} {
+	for _, list := range [...][]string{e.Titles, e.Reviewers} {
 		num(len(list))
 		for _, s := range list {
 			str(s)
 		}
 	}
-	for _, n := range []int{e.Confidence, e.Line, e.EndLine, e.First, e.Last, e.Reopens} {
+	for _, n := range [...]int{e.Confidence, e.Line, e.EndLine, e.First, e.Last, e.Reopens} {
 		num(n)
 	}
 	flag(e.Blocking)
 	flag(e.PreExisting)
-	return h.Sum64()
+	return maphash.Bytes(printSeed, b)
 }
 
 var (

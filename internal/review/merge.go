@@ -9,7 +9,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Finding statuses in the ledger.
@@ -788,30 +787,32 @@ var stop = map[string]bool{"a": true, "an": true, "the": true, "is": true, "in":
 type tokens struct {
 	ids   map[string]int32
 	names []string
-	buf   []byte // the word being read
+	buf   []byte           // the word being read
+	words map[string]int32 // a lower-case word read before → its token, -1 for a stop word
 }
 
 // set returns the distinct stemmed lower-case words of a title, without
 // stop words, as a sorted set of token ids.
 // It lower-cases and splits as strings.FieldsFunc(strings.ToLower(s), not
-// a letter or digit) does, in one pass into t.buf: only a word not seen
-// before is copied (the ledger index tokenises every wording of a run).
+// a letter or digit) does, in one pass into t.buf, and looks each word up
+// once: only a word not seen before is copied and stemmed (the ledger
+// index tokenises every wording of a run).
 func (t *tokens) set(s string) []int32 {
 	var out []int32
+	if t.words == nil {
+		t.words = map[string]int32{}
+	}
 	word := func() {
-		if len(t.buf) == 0 || stop[string(t.buf)] {
-			t.buf = t.buf[:0]
+		if len(t.buf) == 0 {
 			return
 		}
-		w := stemBytes(t.buf)
-		id, ok := t.ids[string(w)]
+		id, ok := t.words[string(t.buf)]
 		if !ok {
-			name := string(w)
-			id = int32(len(t.names))
-			t.ids[name] = id
-			t.names = append(t.names, name)
+			id = t.intern(string(t.buf))
 		}
-		out = append(out, id)
+		if id >= 0 {
+			out = append(out, id)
+		}
 		t.buf = t.buf[:0]
 	}
 	for _, r := range s {
@@ -833,14 +834,21 @@ func (t *tokens) set(s string) []int32 {
 	return slices.Compact(out)
 }
 
-// stemBytes is stem of a word held in a buffer; it allocates only for the
-// rare word whose stem is not a prefix of it.
-func stemBytes(w []byte) []byte {
-	s := stem(unsafe.String(unsafe.SliceData(w), len(w)))
-	if len(s) <= len(w) && s == string(w[:len(s)]) {
-		return w[:len(s)]
+// intern gives a lower-case word's token: its stem's, or -1 for a stop
+// word.
+func (t *tokens) intern(w string) int32 {
+	id := int32(-1)
+	if !stop[w] {
+		s := stem(w)
+		var ok bool
+		if id, ok = t.ids[s]; !ok {
+			id = int32(len(t.names))
+			t.ids[s] = id
+			t.names = append(t.names, s)
+		}
 	}
-	return []byte(s)
+	t.words[w] = id
+	return id
 }
 
 // stem folds the commonest English inflections, so "skips", "skipped" and
