@@ -106,34 +106,34 @@ var printSeed = maphash.MakeSeed()
 // process and never leaves it, so a collision (odds 2^-64 per finding
 // saved) cannot be aimed at.
 func entryPrint(e review.Entry) uint64 {
-	b := make([]byte, 0, 256)
-	num := func(n int) { b = binary.LittleEndian.AppendUint64(b, uint64(n)) }
-	str := func(s string) {
-		num(len(s))
-		b = append(b, s...)
-	}
-	flag := func(v bool) {
-		if v {
-			num(1)
-		} else {
-			num(0)
-		}
-	}
+	var buf [512]byte
+	b := buf[:0]
 	for _, s := range [...]string{e.ID, e.Status, e.Severity, e.Category, e.Rule, e.File, e.Title, e.Claim, e.ClaimNote} {
-		str(s)
+		b = appendField(b, s)
 	}
 	for _, list := range [...][]string{e.Titles, e.Reviewers} {
-		num(len(list))
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(list)))
 		for _, s := range list {
-			str(s)
+			b = appendField(b, s)
 		}
 	}
 	for _, n := range [...]int{e.Confidence, e.Line, e.EndLine, e.First, e.Last, e.Reopens} {
-		num(n)
+		b = binary.LittleEndian.AppendUint64(b, uint64(n))
 	}
-	flag(e.Blocking)
-	flag(e.PreExisting)
+	for _, v := range [...]bool{e.Blocking, e.PreExisting} {
+		if v {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
 	return maphash.Bytes(printSeed, b)
+}
+
+// appendField appends a string after its length, so that no two fields
+// run together.
+func appendField(b []byte, s string) []byte {
+	return append(binary.LittleEndian.AppendUint64(b, uint64(len(s))), s...)
 }
 
 var (
@@ -192,15 +192,30 @@ func (p Project) LoadCold(r *loop.Run) error {
 	if len(c.Segments) > 0 {
 		// The segments' findings, each id's latest copy, then the head's
 		// over them; the ledger is in id order.
-		findings = make([]review.Entry, 0, max(r.Digest.LastID, len(c.Findings)))
-		at := make(map[string]int, cap(findings)) // id → its place in findings
+		// With room for a round's new findings: the merge adds them in
+		// place (review.MergeRoundOwned).
+		n := max(r.Digest.LastID, len(c.Findings))
+		findings = make([]review.Entry, 0, n+review.MaxRoundFindings)
+		// Where each id is in findings: F-<n> by its number, plus one
+		// (0: not yet), any other id in a map.
+		byNum := make([]int32, n+1)
+		other := map[string]int32{}
 		add := func(e review.Entry) {
-			if i, ok := at[e.ID]; ok {
-				findings[i] = e
+			at := other[e.ID]
+			n, ok := idNumber(e.ID)
+			if ok && n < len(byNum) {
+				at = byNum[n]
+			}
+			if at > 0 {
+				findings[at-1] = e
 				return
 			}
-			at[e.ID] = len(findings)
 			findings = append(findings, e)
+			if ok && n < len(byNum) {
+				byNum[n] = int32(len(findings))
+			} else {
+				other[e.ID] = int32(len(findings))
+			}
 		}
 		in := interner{}
 		for _, rev := range c.Segments {
@@ -358,6 +373,22 @@ func decodeSettled(data []byte, in interner, add func(review.Entry)) error {
 		return true
 	})
 	return bad
+}
+
+// idNumber is n for an id F-<n> as the merge writes them (F-%04d).
+func idNumber(id string) (int, bool) {
+	digits, ok := strings.CutPrefix(id, "F-")
+	if !ok || len(digits) < 4 || len(digits) > 9 || len(digits) > 4 && digits[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // compareIDs orders finding ids F-0001 … F-9999, F-10000 … by number.

@@ -344,3 +344,20 @@ func TestInIDOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestIDNumber: only ids as the merge writes them (F-%04d) have a number.
+func TestIDNumber(t *testing.T) {
+	for id, want := range map[string]int{"F-0001": 1, "F-0042": 42, "F-9999": 9999, "F-10000": 10000,
+		"F-1": -1, "F-00001": -1, "F-01234": -1, "G-0001": -1, "F-00a1": -1, "F-+001": -1, "F-0000000000001": -1, "": -1} {
+		n, ok := idNumber(id)
+		if !ok {
+			n = -1
+		}
+		if n != want || want == -1 && ok {
+			t.Errorf("idNumber(%q) = %d, %v; want %d", id, n, ok, want)
+		}
+		if ok && fmt.Sprintf("F-%04d", n) != id {
+			t.Errorf("idNumber(%q) = %d, which is written %s", id, n, fmt.Sprintf("F-%04d", n))
+		}
+	}
+}

@@ -172,13 +172,28 @@ func Merge(ledger []Entry, reports []Report, p Policy, d Diff) ([]Entry, []Merge
 // findings also list every earlier one still open that nobody raised again:
 // a fix_check said it is not fixed, or (blocking) no check let it go.
 func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
+	return merge(ledger, false, reports, p, d)
+}
+
+// MergeRoundOwned is MergeRound for a caller that hands ledger over and
+// uses it no more: the new ledger is built in its memory, and in its spare
+// capacity when that holds the round's new findings, so a large ledger is
+// not copied (the hook that concludes a review round).
+func MergeRoundOwned(ledger []Entry, reports []Report, p Policy, d Diff) Round {
+	return merge(ledger, true, reports, p, d)
+}
+
+func merge(ledger []Entry, owned bool, reports []Report, p Policy, d Diff) Round {
 	tok := tokens{ids: map[string]int32{}}
 	groups, compared := cluster(reports, &tok)
 	groups, dropped := mostSevereGroups(groups, roundCap)
 	// The new ledger, with room for the round's new findings: a large
-	// ledger is copied once.
-	next := make([]Entry, len(ledger), len(ledger)+len(groups))
-	copy(next, ledger)
+	// ledger is copied once at most.
+	next := ledger
+	if !owned || cap(ledger)-len(ledger) < len(groups) {
+		next = make([]Entry, len(ledger), len(ledger)+len(groups))
+		copy(next, ledger)
+	}
 	if d.Moved != nil {
 		for i := range next {
 			e := &next[i]
