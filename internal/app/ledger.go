@@ -155,7 +155,17 @@ func setArchive(path string, a *archive) {
 
 // readSealedFile reads and verifies one of a run's sealed files.
 func (p Project) readSealedFile(path, kind string, limit int64) ([]byte, error) {
-	data, err := safeio.ReadOwn(p.Root, path, limit)
+	if err := safeio.NoSymlinks(p.Root, filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return p.readSealedIn(path, kind, limit)
+}
+
+// readSealedIn is readSealedFile for a file of a directory just checked
+// (the segments, in the directory of the head read before them): only a
+// symlink as the file itself is refused.
+func (p Project) readSealedIn(path, kind string, limit int64) ([]byte, error) {
+	data, err := safeio.ReadFile(path, limit, true)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +230,7 @@ func (p Project) LoadCold(r *loop.Run) error {
 		in := interner{}
 		for _, rev := range c.Segments {
 			spath := p.segmentPath(r.ID, rev)
-			data, err := p.readSealedFile(spath, kindSegment, maxLedger)
+			data, err := p.readSealedIn(spath, kindSegment, maxLedger)
 			if err != nil {
 				return fmt.Errorf("ledger segment: %w", err)
 			}
