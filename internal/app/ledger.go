@@ -1,10 +1,13 @@
 package app
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/loop"
@@ -86,11 +90,50 @@ func (p Project) segmentPath(id string, rev int) string {
 }
 
 // archive is what a process knows of a ledger head it read or wrote: its
-// segments and the latest copy of each finding in them, so that the next
-// save writes only what changed. It is keyed by the head's path.
+// segments and a fingerprint of the latest copy of each finding in them
+// (entryPrint), so that the next save writes only what changed. It is
+// keyed by the head's path.
 type archive struct {
 	segments []int
-	settled  map[string]review.Entry
+	settled  map[string]uint64
+}
+
+// printSeed seeds the fingerprints of one process.
+var printSeed = maphash.MakeSeed()
+
+// entryPrint fingerprints every field of a finding. Two copies with the
+// same fingerprint are taken to be the same: the seed is random per
+// process and never leaves it, so a collision (odds 2^-64 per finding
+// saved) cannot be aimed at.
+func entryPrint(e review.Entry) uint64 {
+	var buf [512]byte
+	b := buf[:0]
+	for _, s := range [...]string{e.ID, e.Status, e.Severity, e.Category, e.Rule, e.File, e.Title, e.Claim, e.ClaimNote} {
+		b = appendField(b, s)
+	}
+	for _, list := range [...][]string{e.Titles, e.Reviewers} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(list)))
+		for _, s := range list {
+			b = appendField(b, s)
+		}
+	}
+	for _, n := range [...]int{e.Confidence, e.Line, e.EndLine, e.First, e.Last, e.Reopens} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(n))
+	}
+	for _, v := range [...]bool{e.Blocking, e.PreExisting} {
+		if v {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	return maphash.Bytes(printSeed, b)
+}
+
+// appendField appends a string after its length, so that no two fields
+// run together.
+func appendField(b []byte, s string) []byte {
+	return append(binary.LittleEndian.AppendUint64(b, uint64(len(s))), s...)
 }
 
 var (
@@ -112,7 +155,17 @@ func setArchive(path string, a *archive) {
 
 // readSealedFile reads and verifies one of a run's sealed files.
 func (p Project) readSealedFile(path, kind string, limit int64) ([]byte, error) {
-	data, err := safeio.ReadOwn(p.Root, path, limit)
+	if err := safeio.NoSymlinks(p.Root, filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return p.readSealedIn(path, kind, limit)
+}
+
+// readSealedIn is readSealedFile for a file of a directory just checked
+// (the segments, in the directory of the head read before them): only a
+// symlink as the file itself is refused.
+func (p Project) readSealedIn(path, kind string, limit int64) ([]byte, error) {
+	data, err := safeio.ReadFile(path, limit, true)
 	if err != nil {
 		return nil, err
 	}
@@ -144,36 +197,58 @@ func (p Project) LoadCold(r *loop.Run) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	ar := &archive{segments: c.Segments, settled: map[string]review.Entry{}}
+	ar := &archive{segments: c.Segments, settled: map[string]uint64{}}
 	findings := c.Findings
 	if len(c.Segments) > 0 {
 		// The segments' findings, each id's latest copy, then the head's
 		// over them; the ledger is in id order.
+		// With room for a round's new findings: the merge adds them in
+		// place (review.MergeRoundOwned).
+		n := max(r.Digest.LastID, len(c.Findings))
+		findings = make([]review.Entry, 0, n+review.MaxRoundFindings)
+		// Where each id is in findings: F-<n> by its number, plus one
+		// (0: not yet), any other id in a map.
+		byNum := make([]int32, n+1)
+		other := map[string]int32{}
+		add := func(e review.Entry) {
+			at := other[e.ID]
+			n, ok := idNumber(e.ID)
+			if ok && n < len(byNum) {
+				at = byNum[n]
+			}
+			if at > 0 {
+				findings[at-1] = e
+				return
+			}
+			findings = append(findings, e)
+			if ok && n < len(byNum) {
+				byNum[n] = int32(len(findings))
+			} else {
+				other[e.ID] = int32(len(findings))
+			}
+		}
+		in := interner{}
 		for _, rev := range c.Segments {
 			spath := p.segmentPath(r.ID, rev)
-			data, err := p.readSealedFile(spath, kindSegment, maxLedger)
+			data, err := p.readSealedIn(spath, kindSegment, maxLedger)
 			if err != nil {
 				return fmt.Errorf("ledger segment: %w", err)
 			}
 			if v := ledgerVersionOf(data); v > ledgerVersion {
 				return fmt.Errorf("%s: %w (ledger version %d; this binary reads version %d): upgrade whetstone", spath, loop.ErrNewerVersion, v, ledgerVersion)
 			}
-			if err := decodeSettled(data, ar.settled); err != nil {
+			err = decodeSettled(data, in, func(e review.Entry) {
+				ar.settled[e.ID] = entryPrint(e)
+				add(e)
+			})
+			if err != nil {
 				return fmt.Errorf("%s: %w", spath, err)
 			}
 		}
-		inHead := make(map[string]bool, len(c.Findings))
 		for _, e := range c.Findings {
-			inHead[e.ID] = true
+			add(e)
 		}
-		findings = make([]review.Entry, 0, len(ar.settled)+len(c.Findings))
-		findings = append(findings, c.Findings...)
-		for id, e := range ar.settled {
-			if !inHead[id] {
-				findings = append(findings, e)
-			}
-		}
-		slices.SortFunc(findings, func(a, b review.Entry) int { return compareIDs(a.ID, b.ID) })
+		inIDOrder(findings)
 	}
 	setArchive(path, ar)
 	r.LoadCold(findings, append(c.History, r.History...))
@@ -185,26 +260,65 @@ func ledgerVersionOf(data []byte) int64 {
 	return gjson.GetBytes(data, "version").Int()
 }
 
-// decodeSettled adds a segment's findings to settled, by id. A segment is
-// sealed and written by whetstone, so its shape is known: it is read in one
-// pass with gjson rather than by reflection, which is most of a large
-// ledger's load (TestDecodeSettled checks it against encoding/json).
-func decodeSettled(data []byte, settled map[string]review.Entry) error {
+// inIDOrder sorts a ledger by id (compareIDs). Ids are F-0001 up, one per
+// finding, so each usually has its place by its number alone; any other
+// set of ids (a gap, a number twice) is sorted.
+func inIDOrder(findings []review.Entry) {
+	place := make([]int32, len(findings)) // findings[i] goes to place[i]
+	seen := make([]bool, len(findings))
+	for i, e := range findings {
+		n, err := strconv.Atoi(strings.TrimPrefix(e.ID, "F-"))
+		if err != nil || n < 1 || n > len(findings) || seen[n-1] {
+			slices.SortFunc(findings, func(a, b review.Entry) int { return compareIDs(a.ID, b.ID) })
+			return
+		}
+		seen[n-1], place[i] = true, int32(n-1)
+	}
+	for i := range findings {
+		for int(place[i]) != i {
+			j := place[i]
+			findings[i], findings[j] = findings[j], findings[i]
+			place[i], place[j] = place[j], place[i]
+		}
+	}
+}
+
+// interner shares one copy of the strings a ledger repeats (statuses,
+// severities, categories, files, reviewers, claims).
+type interner map[string]string
+
+func (in interner) get(s string) string {
+	if t, ok := in[s]; ok {
+		return t
+	}
+	t := strings.Clone(s)
+	in[t] = t
+	return t
+}
+
+// decodeSettled passes a segment's findings to add, in order. A segment
+// is sealed and written by whetstone, so its shape is known: it is read in
+// one pass with gjson rather than by reflection, which is most of a large
+// ledger's load (TestDecodeSettled checks it against encoding/json). The
+// findings' strings are copies, the repeated ones shared through in, so
+// that data is not kept.
+func decodeSettled(data []byte, in interner, add func(review.Entry)) error {
 	if !gjson.ValidBytes(data) {
 		return errors.New("not valid JSON")
 	}
-	findings := gjson.GetBytes(data, "findings")
+	findings := gjson.Get(unsafe.String(unsafe.SliceData(data), len(data)), "findings")
 	if !findings.IsArray() {
 		return errors.New("no findings array")
 	}
-	strs := func(v gjson.Result) []string {
+	strs := func(v gjson.Result, str func(string) string) []string {
 		if !v.IsArray() {
 			return nil
 		}
 		out := []string{}
-		for _, x := range v.Array() {
-			out = append(out, x.Str)
-		}
+		v.ForEach(func(_, x gjson.Result) bool {
+			out = append(out, str(x.Str))
+			return true
+		})
 		return out
 	}
 	var bad error
@@ -214,32 +328,33 @@ func decodeSettled(data []byte, settled map[string]review.Entry) error {
 			return false
 		}
 		var e review.Entry
+		var titles gjson.Result
 		f.ForEach(func(k, v gjson.Result) bool {
 			switch k.Str {
 			case "id":
-				e.ID = v.Str
+				e.ID = strings.Clone(v.Str)
 			case "status":
-				e.Status = v.Str
+				e.Status = in.get(v.Str)
 			case "severity":
-				e.Severity = v.Str
+				e.Severity = in.get(v.Str)
 			case "confidence":
 				e.Confidence = int(v.Int())
 			case "category":
-				e.Category = v.Str
+				e.Category = in.get(v.Str)
 			case "rule":
-				e.Rule = v.Str
+				e.Rule = in.get(v.Str)
 			case "file":
-				e.File = v.Str
+				e.File = in.get(v.Str)
 			case "line":
 				e.Line = int(v.Int())
 			case "end_line":
 				e.EndLine = int(v.Int())
 			case "title":
-				e.Title = v.Str
+				e.Title = strings.Clone(v.Str)
 			case "titles":
-				e.Titles = strs(v)
+				titles = v
 			case "reviewers":
-				e.Reviewers = strs(v)
+				e.Reviewers = strs(v, in.get)
 			case "blocking":
 				e.Blocking = v.Bool()
 			case "pre_existing":
@@ -249,18 +364,41 @@ func decodeSettled(data []byte, settled map[string]review.Entry) error {
 			case "last_iteration":
 				e.Last = int(v.Int())
 			case "claim":
-				e.Claim = v.Str
+				e.Claim = in.get(v.Str)
 			case "claim_note":
-				e.ClaimNote = v.Str
+				e.ClaimNote = strings.Clone(v.Str)
 			case "reopens":
 				e.Reopens = int(v.Int())
 			}
 			return true
 		})
-		settled[e.ID] = e
+		// A wording is most often the title itself: one copy.
+		e.Titles = strs(titles, func(t string) string {
+			if t == e.Title {
+				return e.Title
+			}
+			return strings.Clone(t)
+		})
+		add(e)
 		return true
 	})
 	return bad
+}
+
+// idNumber is n for an id F-<n> as the merge writes them (F-%04d).
+func idNumber(id string) (int, bool) {
+	digits, ok := strings.CutPrefix(id, "F-")
+	if !ok || len(digits) < 4 || len(digits) > 9 || len(digits) > 4 && digits[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(digits) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // compareIDs orders finding ids F-0001 … F-9999, F-10000 … by number.
@@ -306,7 +444,7 @@ func (p Project) saveCold(r *loop.Run, now time.Time) (bool, error) {
 	}
 	old := archiveOf(p.ledgerPath(r.ID, r.LedgerRev))
 	if old == nil {
-		old = &archive{settled: map[string]review.Entry{}}
+		old = &archive{settled: map[string]uint64{}}
 	}
 	next := &archive{segments: slices.Clone(old.segments), settled: old.settled}
 	head := cold{Version: ledgerVersion, Findings: []review.Entry{}, History: r.History}
@@ -315,7 +453,7 @@ func (p Project) saveCold(r *loop.Run, now time.Time) (bool, error) {
 		switch prev, ok := old.settled[e.ID]; {
 		case !settled(e):
 			head.Findings = append(head.Findings, e)
-		case !ok || !sameEntry(prev, e):
+		case !ok || prev != entryPrint(e):
 			fresh = append(fresh, e)
 		}
 	}
@@ -328,12 +466,10 @@ func (p Project) saveCold(r *loop.Run, now time.Time) (bool, error) {
 		if err := p.writeSealed(p.segmentPath(r.ID, rev), kindSegment, data); err != nil {
 			return false, err
 		}
-		next.settled = make(map[string]review.Entry, len(old.settled)+len(fresh))
-		for id, e := range old.settled {
-			next.settled[id] = e
-		}
+		next.settled = make(map[string]uint64, len(old.settled)+len(fresh))
+		maps.Copy(next.settled, old.settled)
 		for _, e := range fresh {
-			next.settled[e.ID] = e
+			next.settled[e.ID] = entryPrint(e)
 		}
 		next.segments = append(next.segments, rev)
 	}
@@ -358,15 +494,6 @@ func (p Project) writeSealed(path, kind string, data []byte) error {
 		return err
 	}
 	return state.WriteOwn(p.Root, path, state.Seal(p.Key, kind, name, data))
-}
-
-// sameEntry reports whether two copies of a finding are the same.
-func sameEntry(a, b review.Entry) bool {
-	return slices.Equal(a.Titles, b.Titles) && slices.Equal(a.Reviewers, b.Reviewers) &&
-		a.ID == b.ID && a.Status == b.Status && a.Severity == b.Severity && a.Confidence == b.Confidence &&
-		a.Category == b.Category && a.Rule == b.Rule && a.File == b.File && a.Line == b.Line && a.EndLine == b.EndLine &&
-		a.Title == b.Title && a.Blocking == b.Blocking && a.PreExisting == b.PreExisting && a.First == b.First &&
-		a.Last == b.Last && a.Claim == b.Claim && a.ClaimNote == b.ClaimNote && a.Reopens == b.Reopens
 }
 
 // sweepLedgers removes the run's ledger files other than the head its

@@ -113,7 +113,7 @@ func TestDecodeSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]review.Entry{}
-	if err := decodeSettled(data, got); err != nil {
+	if err := decodeSettled(data, interner{}, func(e review.Entry) { got[e.ID] = e }); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range want.Findings {
@@ -122,7 +122,7 @@ func TestDecodeSettled(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"findings":[1]}`, `{"findings":{}}`, `{"findings":[`} {
-		if err := decodeSettled([]byte(bad), map[string]review.Entry{}); err == nil {
+		if err := decodeSettled([]byte(bad), interner{}, func(review.Entry) {}); err == nil {
 			t.Errorf("%s decoded", bad)
 		}
 	}
@@ -275,4 +275,89 @@ func ledgerRun(t *testing.T, id string) (Project, *App) {
 		t.Fatal(err)
 	}
 	return proj, a
+}
+
+// TestEntryPrintSeesEveryField: changing any one field of a finding
+// changes its fingerprint, so a settled finding changed only there is
+// written to a new segment (a field added to review.Entry must be added
+// to entryPrint too).
+func TestEntryPrintSeesEveryField(t *testing.T) {
+	base := review.Entry{ID: "F-0001", Status: review.StatusResolved, Severity: "high", Confidence: 80, Category: "correctness",
+		Rule: "r", File: "a.go", Line: 3, EndLine: 4, Title: "t", Titles: []string{"t"}, Reviewers: []string{"critic"},
+		First: 1, Last: 2, Claim: "fixed", ClaimNote: "n", Reopens: 1}
+	v := reflect.ValueOf(&base).Elem()
+	for i := range v.NumField() {
+		changed := base
+		changed.Titles, changed.Reviewers = slices.Clone(base.Titles), slices.Clone(base.Reviewers)
+		f := reflect.ValueOf(&changed).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(f.String() + "x")
+		case reflect.Int:
+			f.SetInt(f.Int() + 1)
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.Slice:
+			f.Set(reflect.Append(f, reflect.ValueOf("x")))
+		default:
+			t.Fatalf("field %s of kind %s: teach this test and entryPrint about it", v.Type().Field(i).Name, f.Kind())
+		}
+		if entryPrint(changed) == entryPrint(base) {
+			t.Errorf("changing %s leaves the fingerprint as it was", v.Type().Field(i).Name)
+		}
+	}
+	// Fields run into one another only with their lengths: "ab"+"" is not "a"+"b".
+	a, b := base, base
+	a.Rule, a.File = "ab", ""
+	b.Rule, b.File = "a", "b"
+	if entryPrint(a) == entryPrint(b) {
+		t.Error("fields that run together give the same fingerprint")
+	}
+}
+
+// TestInIDOrder: a ledger is put in compareIDs order, by number when its
+// ids are F-0001 … F-n each once, and by sorting otherwise.
+func TestInIDOrder(t *testing.T) {
+	ids := func(es []review.Entry) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	for _, in := range [][]string{
+		{"F-0003", "F-0001", "F-0004", "F-0002"},
+		{"F-0002", "F-0001", "F-10000", "F-0003"}, // a gap
+		{"F-0002", "F-0001", "F-0002"},            // twice
+		{"F-0002", "F-1", "x", "F-0003"},          // not numbers alike
+		{},
+	} {
+		var es []review.Entry
+		for i, id := range in {
+			es = append(es, review.Entry{ID: id, Line: i})
+		}
+		want := slices.Clone(es)
+		slices.SortStableFunc(want, func(a, b review.Entry) int { return compareIDs(a.ID, b.ID) })
+		inIDOrder(es)
+		if !slices.Equal(ids(es), ids(want)) {
+			t.Errorf("%v: got %v, want %v", in, ids(es), ids(want))
+		}
+	}
+}
+
+// TestIDNumber: only ids as the merge writes them (F-%04d) have a number.
+func TestIDNumber(t *testing.T) {
+	for id, want := range map[string]int{"F-0001": 1, "F-0042": 42, "F-9999": 9999, "F-10000": 10000,
+		"F-1": -1, "F-00001": -1, "F-01234": -1, "G-0001": -1, "F-00a1": -1, "F-+001": -1, "F-0000000000001": -1, "": -1} {
+		n, ok := idNumber(id)
+		if !ok {
+			n = -1
+		}
+		if n != want || want == -1 && ok {
+			t.Errorf("idNumber(%q) = %d, %v; want %d", id, n, ok, want)
+		}
+		if ok && fmt.Sprintf("F-%04d", n) != id {
+			t.Errorf("idNumber(%q) = %d, which is written %s", id, n, fmt.Sprintf("F-%04d", n))
+		}
+	}
 }

@@ -409,7 +409,7 @@ func (r *Run) observe(e *Event) {
 		// A focused round looked at the fixer's work and each reviewer's
 		// own findings: what it did not look at is left as it was.
 		e.Diff.Reviewers, e.Diff.FixOnly = r.Expected, r.Focus != nil
-		round := review.MergeRound(r.Findings, e.Reports, r.Policy(), e.Diff)
+		round := review.MergeRoundOwned(r.Findings, e.Reports, r.Policy(), e.Diff)
 		r.Findings, e.Round, e.Dropped = round.Ledger, round.Findings, round.Dropped
 		r.Rounds++
 		r.RoundFailed = r.Failed()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Finding statuses in the ledger.
@@ -171,7 +172,28 @@ func Merge(ledger []Entry, reports []Report, p Policy, d Diff) ([]Entry, []Merge
 // findings also list every earlier one still open that nobody raised again:
 // a fix_check said it is not fixed, or (blocking) no check let it go.
 func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
-	next := slices.Clone(ledger)
+	return merge(ledger, false, reports, p, d)
+}
+
+// MergeRoundOwned is MergeRound for a caller that hands ledger over and
+// uses it no more: the new ledger is built in its memory, and in its spare
+// capacity when that holds the round's new findings, so a large ledger is
+// not copied (the hook that concludes a review round).
+func MergeRoundOwned(ledger []Entry, reports []Report, p Policy, d Diff) Round {
+	return merge(ledger, true, reports, p, d)
+}
+
+func merge(ledger []Entry, owned bool, reports []Report, p Policy, d Diff) Round {
+	tok := tokens{ids: map[string]int32{}}
+	groups, compared := cluster(reports, &tok)
+	groups, dropped := mostSevereGroups(groups, roundCap)
+	// The new ledger, with room for the round's new findings: a large
+	// ledger is copied once at most.
+	next := ledger
+	if !owned || cap(ledger)-len(ledger) < len(groups) {
+		next = make([]Entry, len(ledger), len(ledger)+len(groups))
+		copy(next, ledger)
+	}
 	if d.Moved != nil {
 		for i := range next {
 			e := &next[i]
@@ -180,9 +202,6 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 			e.File, e.Line, e.EndLine = file, line, max(end, line)
 		}
 	}
-	tok := tokens{ids: map[string]int32{}}
-	groups, compared := cluster(reports, &tok)
-	groups, dropped := mostSevereGroups(groups, roundCap)
 	for _, g := range groups {
 		g.inChange = d.Touches == nil
 		for _, m := range g.members {
@@ -196,7 +215,8 @@ func MergeRound(ledger []Entry, reports []Report, p Policy, d Diff) Round {
 	assigned := lx.match(groups, taken, &compared)
 	// A dropped finding that raises an earlier one again keeps it from
 	// being resolved: it is still there, just past the cap.
-	matched := slices.Clone(taken)
+	matched := make([]bool, len(taken), cap(next))
+	copy(matched, taken)
 	lx.match(dropped, matched, &compared)
 
 	round := make([]Merged, 0, len(groups))
@@ -571,7 +591,10 @@ func newLedgerIndex(ledger []Entry, tok *tokens) *ledgerIndex {
 			ix = &fileIndex{byWord: map[int32][]int{}}
 			lx.files[e.File] = ix
 		}
-		for _, w := range lx.wordings[i] {
+		for k, w := range lx.wordings[i] {
+			if k > 0 && len(w) > 0 && &w[0] == &lx.wordings[i][0][0] {
+				continue // the title's words again (newLedgerIndex shares them)
+			}
 			for _, t := range lx.prefix(w) {
 				if p := ix.byWord[t]; len(p) == 0 || p[len(p)-1] != i {
 					ix.byWord[t] = append(p, i)
@@ -779,27 +802,68 @@ var stop = map[string]bool{"a": true, "an": true, "the": true, "is": true, "in":
 type tokens struct {
 	ids   map[string]int32
 	names []string
+	buf   []byte           // the word being read
+	words map[string]int32 // a lower-case word read before → its token, -1 for a stop word
 }
 
 // set returns the distinct stemmed lower-case words of a title, without
 // stop words, as a sorted set of token ids.
+// It lower-cases and splits as strings.FieldsFunc(strings.ToLower(s), not
+// a letter or digit) does, in one pass into t.buf, and looks each word up
+// once: only a word not seen before is copied and stemmed (the ledger
+// index tokenises every wording of a run).
 func (t *tokens) set(s string) []int32 {
 	var out []int32
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if stop[w] {
+	if t.words == nil {
+		t.words = map[string]int32{}
+	}
+	word := func() {
+		if len(t.buf) == 0 {
+			return
+		}
+		id, ok := t.words[string(t.buf)]
+		if !ok {
+			id = t.intern(string(t.buf))
+		}
+		if id >= 0 {
+			out = append(out, id)
+		}
+		t.buf = t.buf[:0]
+	}
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+		} else {
+			r = unicode.ToLower(r)
+		}
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			word()
 			continue
 		}
-		w = stem(w)
-		id, ok := t.ids[w]
-		if !ok {
-			id = int32(len(t.names))
-			t.ids[w] = id
-			t.names = append(t.names, w)
-		}
-		out = append(out, id)
+		t.buf = utf8.AppendRune(t.buf, r)
 	}
+	word()
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// intern gives a lower-case word's token: its stem's, or -1 for a stop
+// word.
+func (t *tokens) intern(w string) int32 {
+	id := int32(-1)
+	if !stop[w] {
+		s := stem(w)
+		var ok bool
+		if id, ok = t.ids[s]; !ok {
+			id = int32(len(t.names))
+			t.ids[s] = id
+			t.names = append(t.names, s)
+		}
+	}
+	t.words[w] = id
+	return id
 }
 
 // stem folds the commonest English inflections, so "skips", "skipped" and

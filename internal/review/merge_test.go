@@ -708,3 +708,39 @@ func TestMergeOrderIndependentPileUp(t *testing.T) {
 		t.Errorf("the pile-up merged into %d findings; the test needs several", len(wantRound))
 	}
 }
+
+// TestMergeRoundOwnedSame: merging in the ledger's own memory, with room
+// for the new findings or without, gives what MergeRound gives, across
+// rounds that move lines, reopen, resolve and add findings; MergeRound
+// leaves the ledger it is given as it was.
+func TestMergeRoundOwnedSame(t *testing.T) {
+	for seed := range uint64(60) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		ledger := MergeRound(nil, sightingsOf(0, rng), policy1, Diff{}).Ledger
+		for it := 2; it <= 4; it++ {
+			p := Policy{Iteration: it, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+			reports := sightingsOf(rng.IntN(5)-2, rng)
+			if it == 3 {
+				reports = reports[:1] // the others' findings are resolved
+			}
+			d := Diff{Moved: func(file string, line int) (string, int) { return file, line + it }}
+			before := slices.Clone(ledger)
+			want := MergeRound(ledger, reports, p, d)
+			if diff := cmp.Diff(before, ledger); diff != "" {
+				t.Fatalf("seed %d: MergeRound changed its ledger (-before +after):\n%s", seed, diff)
+			}
+			roomy := make([]Entry, len(ledger), len(ledger)+MaxRoundFindings)
+			copy(roomy, ledger)
+			for _, owned := range [][]Entry{slices.Clone(ledger), roomy} {
+				got := MergeRoundOwned(owned, reports, p, d)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("seed %d, iteration %d, capacity %d: owned merge differs (-want +got):\n%s", seed, it, cap(owned), diff)
+				}
+				if cap(owned) > len(owned) && len(owned) > 0 && &got.Ledger[0] != &owned[0] {
+					t.Fatalf("seed %d: the ledger was copied although it had room", seed)
+				}
+			}
+			ledger = want.Ledger
+		}
+	}
+}

@@ -1,8 +1,11 @@
 package review
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -143,4 +146,49 @@ func FuzzMarkdownText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTokensSplitAsFieldsFunc: the one-pass tokeniser gives the words
+// strings.FieldsFunc(strings.ToLower(s), not a letter or digit) gives,
+// stemmed and without stop words, for ASCII, other scripts, case changes
+// that are not one-to-one and invalid UTF-8.
+func TestTokensSplitAsFieldsFunc(t *testing.T) {
+	want := func(s string) []string {
+		var out []string
+		for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if !stop[w] {
+				out = append(out, stem(w))
+			}
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	cases := []string{"", "   ", "Unchecked error from call 12 loses the write on shutdown",
+		"SQL injection in userQuery() — the 'name' param isn't escaped", "Closes, closed, CLOSING and close",
+		"İstanbul ΣΊΣΥΦΟΣ Straße ǅemal", "dropped DROPPING skipped passes", "bad \xff\xfe utf-8 \xc3", "a_b-c.d/e\\f",
+		"数据竞争 in 缓存 layer", "x", "The", "Ab1 2cD 3Ef", "ﬁle ligature", "K (Kelvin sign) vs k"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune("aAbBeEsSgGdDiI İıΣσςß.-_ 1\u00e9\u00c9\ufffd\u212a")
+	for range 500 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			if rng.IntN(20) == 0 {
+				b.WriteByte(byte(0x80 + rng.IntN(0x80))) // a stray byte
+				continue
+			}
+			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, s := range cases {
+		tok := tokens{ids: map[string]int32{}}
+		var got []string
+		for _, id := range tok.set(s) {
+			got = append(got, tok.names[id])
+		}
+		slices.Sort(got)
+		if w := want(s); !slices.Equal(got, w) {
+			t.Errorf("set(%q) = %q, want %q", s, got, w)
+		}
+	}
 }

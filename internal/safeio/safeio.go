@@ -75,13 +75,30 @@ func ReadFile(path string, limit int64, nofollow bool) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readAll(f, path, limit)
+	size := int64(0)
+	if info, err := f.Stat(); err == nil {
+		size = info.Size()
+	}
+	return readAll(f, path, limit, size)
 }
 
-func readAll(r io.Reader, path string, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+// readAll reads r to its end, at most limit bytes, into a buffer sized for
+// size bytes (the file's size when it was opened), so a large file is not
+// copied as the buffer grows.
+func readAll(r io.Reader, path string, limit, size int64) ([]byte, error) {
+	data := make([]byte, 0, min(max(size, 512), limit)+1)
+	for {
+		n, err := r.Read(data[len(data):min(int64(cap(data)), limit+1)])
+		data = data[:len(data)+n]
+		if int64(len(data)) > limit || err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // grew since it was opened
+		}
 	}
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%s: %w (over %d bytes)", path, ErrTooLarge, limit)
