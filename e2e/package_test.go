@@ -218,3 +218,52 @@ func version(t *testing.T, pkg string) string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+// TestPackagedCodexInstall: the tarball is also how a user without Go
+// installs whetstone into Codex: `package/scripts/whetstone install codex
+// --global` on a PATH without Go writes hooks.json running the packaged
+// binary of this platform, the agents and the skill, and `uninstall`
+// removes exactly them.
+func TestPackagedCodexInstall(t *testing.T) {
+	pkg := unpack(t)
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the packaged binary is checked on linux/amd64")
+	}
+	codexHome, project := t.TempDir(), t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(pkg, "scripts", "whetstone"), args...)
+		cmd.Dir = project
+		cmd.Env = append(os.Environ(), "PATH="+pathWithoutGo(t), "CODEX_HOME="+codexHome, "CLAUDE_PLUGIN_DATA="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("scripts/whetstone %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("install", "codex", "--global")
+	hooks, err := os.ReadFile(filepath.Join(codexHome, "hooks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(pkg, "bin", "linux-amd64", "whetstone")
+	if !strings.Contains(string(hooks), bin+" hook pre-tool-use --client=codex") {
+		t.Errorf("hooks.json does not run the packaged binary %s:\n%s", bin, hooks)
+	}
+	for _, f := range []string{"agents/whetstone-critic.toml", "agents/whetstone-fixer.toml", "skills/whetstone-review/SKILL.md"} {
+		if _, err := os.Stat(filepath.Join(codexHome, f)); err != nil {
+			t.Errorf("install codex wrote no %s: %v", f, err)
+		}
+	}
+	run("uninstall", "codex", "--global")
+	var left []string
+	filepath.WalkDir(codexHome, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) != 0 {
+		t.Errorf("uninstall codex left %v", left)
+	}
+}

@@ -228,6 +228,11 @@ func (g gate) fixerPath(p hook.Payload) *hook.Response {
 
 // ownedPath says why path may not be written by the fixer, or "".
 func ownedPath(root, path string) string {
+	// The OS resolves a .. after the symlink before it, which cleaning the
+	// string does not: l/../x, l a symlink, is not root/x.
+	if slices.Contains(strings.Split(filepath.ToSlash(path), "/"), "..") {
+		return fmt.Sprintf("%s goes through .., which may not lead where it reads; write the plain path", path)
+	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(root, path)
 	}

@@ -164,21 +164,13 @@ func (r Registry) Render(name string) ([]byte, error) {
 // execute renders text as template name, with every shared-*.md partial
 // of the registry's sources available through {{template "shared-….md" .}}.
 func (r Registry) execute(name, text string, d data) (string, error) {
-	t := template.New(name).Option("missingkey=error")
-	partials, err := fs.Glob(r.src, "shared-*.md")
+	base, err := r.partials()
+	if err != nil {
+		return "", err
+	}
+	t, err := base.Clone()
 	if err != nil {
 		return "", fmt.Errorf("brief: %w", err)
-	}
-	for _, p := range partials {
-		raw, err := readSource(r.src, p)
-		if err != nil {
-			return "", err
-		}
-		// A partial is included mid-line or as a paragraph: its own final
-		// newline would add a blank line.
-		if _, err := t.New(path.Base(p)).Parse(strings.TrimRight(raw, "\n")); err != nil {
-			return "", fmt.Errorf("brief: parse %s: %w", p, err)
-		}
 	}
 	if _, err = t.New(name).Parse(text); err != nil {
 		return "", fmt.Errorf("brief: parse %s: %w", name, err)
@@ -188,4 +180,26 @@ func (r Registry) execute(name, text string, d data) (string, error) {
 		return "", fmt.Errorf("brief: render %s: %w", name, err)
 	}
 	return b.String(), nil
+}
+
+// parsePartials parses the shared-*.md partials of src into one template
+// set, for execute to clone.
+func parsePartials(src fs.FS) (*template.Template, error) {
+	t := template.New("").Option("missingkey=error")
+	partials, err := fs.Glob(src, "shared-*.md")
+	if err != nil {
+		return nil, fmt.Errorf("brief: %w", err)
+	}
+	for _, p := range partials {
+		raw, err := readSource(src, p)
+		if err != nil {
+			return nil, err
+		}
+		// A partial is included mid-line or as a paragraph: its own final
+		// newline would add a blank line.
+		if _, err := t.New(path.Base(p)).Parse(strings.TrimRight(raw, "\n")); err != nil {
+			return nil, fmt.Errorf("brief: parse %s: %w", p, err)
+		}
+	}
+	return t, nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"text/template"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
@@ -68,6 +69,9 @@ type front struct {
 type Registry struct {
 	src    fs.FS // <name>.md agents and shared-*.md partials
 	agents []Agent
+	// partials are the shared-*.md templates of src, parsed once: a hook
+	// renders an agent's task (SubagentStart) on the hook's path.
+	partials func() (*template.Template, error)
 }
 
 // maxSource caps one source file: a brief is a few KB.
@@ -85,6 +89,7 @@ func LoadRegistry(fsys fs.FS) (Registry, error) {
 		return Registry{}, fmt.Errorf("brief: %w", err)
 	}
 	r := Registry{src: fsys}
+	r.partials = sync.OnceValues(func() (*template.Template, error) { return parsePartials(fsys) })
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".md")
 		if !ok || strings.HasPrefix(name, "shared-") || e.IsDir() {

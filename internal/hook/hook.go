@@ -13,6 +13,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -299,7 +300,9 @@ func typeName(v gjson.Result) string {
 func PatchPaths(patch string) []string {
 	var paths []string
 	for _, line := range strings.Split(patch, "\n") {
-		line = strings.TrimLeft(line, " \t")
+		// Any Unicode space, as Codex's parser trims a header (Rust's
+		// trim): "\f*** Add File: .git/x" names a file there too.
+		line = strings.TrimLeftFunc(line, unicode.IsSpace)
 		for _, marker := range []string{"*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"} {
 			if path, ok := strings.CutPrefix(line, marker); ok {
 				if path = strings.TrimSpace(path); path != "" && !slices.Contains(paths, path) {

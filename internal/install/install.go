@@ -50,6 +50,16 @@ type Layout struct {
 	Owned []string
 	Deep  []string
 	Whole []string
+	// Ours says whether a Whole file's content is whetstone's: a manifest
+	// is only a file in the directory (a project's can be committed), so
+	// a Whole file it names is replaced or removed only when Ours agrees.
+	Ours func(rel string, data []byte) bool
+}
+
+// ours reports whether the Whole file rel with content b is whetstone's
+// (every other file is decided by the manifest alone).
+func (l Layout) ours(rel string, b []byte) bool {
+	return !slices.Contains(l.Whole, rel) || l.Ours != nil && l.Ours(rel, b)
 }
 
 func digest(b []byte) string {
@@ -164,7 +174,7 @@ func Install(dir string, l Layout, files map[string][]byte, binary string) ([]st
 		if err != nil {
 			return nil, err
 		}
-		if old.Files[rel] != digest(b) {
+		if old.Files[rel] != digest(b) || !l.ours(rel, b) {
 			return nil, fmt.Errorf("%s is there already and was not written by whetstone (or was changed since); move it away to install, nothing was installed", p)
 		}
 	}
@@ -191,7 +201,7 @@ func Install(dir string, l Layout, files map[string][]byte, binary string) ([]st
 	// unchanged.
 	for rel, sum := range old.Files {
 		if _, ok := files[rel]; !ok {
-			removeIfSame(filepath.Join(dir, filepath.FromSlash(rel)), sum)
+			removeIfSame(filepath.Join(dir, filepath.FromSlash(rel)), sum, func(b []byte) bool { return l.ours(rel, b) })
 		}
 	}
 	raw, _ := json.MarshalIndent(m, "", "  ")
@@ -221,7 +231,7 @@ func Uninstall(dir string, l Layout) (removed, kept []string, err error) {
 	}
 	for _, rel := range names {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
-		switch ok, err := removeIfSame(p, m.Files[rel]); {
+		switch ok, err := removeIfSame(p, m.Files[rel], func(b []byte) bool { return l.ours(rel, b) }); {
 		case err != nil:
 			return removed, kept, err
 		case ok:
@@ -250,10 +260,11 @@ func Uninstall(dir string, l Layout) (removed, kept []string, err error) {
 	return removed, kept, nil
 }
 
-// removeIfSame removes the regular file p if it still has digest sum.
-func removeIfSame(p, sum string) (bool, error) {
+// removeIfSame removes the regular file p if it still has digest sum and
+// ours (nil: any content) agrees.
+func removeIfSame(p, sum string, ours func([]byte) bool) (bool, error) {
 	b, err := safeio.ReadFile(p, 16<<20, true)
-	if err != nil || digest(b) != sum {
+	if err != nil || digest(b) != sum || ours != nil && !ours(b) {
 		return false, nil
 	}
 	if err := os.Remove(p); err != nil {

@@ -111,7 +111,8 @@ func (r *Run) focusedTask(b *strings.Builder, name, dir string, a brief.Agent) {
 		"%s/diff.patch and %s/context.json are context only.\n", dir, dir, r.Dir())
 	switch {
 	case name == Regressions:
-		b.WriteString("Your job: find regressions — what fix.patch breaks or gets wrong (callers, edge cases, error paths, tests) — and check the findings you raised.\n")
+		b.WriteString("Your job: find regressions — what fix.patch breaks or gets wrong (callers, edge cases, error paths, tests) — and check the findings you raised. " +
+			"You are the generalist: outside correctness, report only what is `critical`; the rest belongs to the lens that owns it.\n")
 	case len(r.FixChecks(name)) > 0: // FocusOn gives it this reason before a lens one
 		b.WriteString("Your job: check the findings you raised (below); a new finding only in what fix.patch changes.\n")
 	default:

@@ -592,7 +592,7 @@ func newLedgerIndex(ledger []Entry, tok *tokens) *ledgerIndex {
 			lx.files[e.File] = ix
 		}
 		for k, w := range lx.wordings[i] {
-			if k > 0 && len(w) > 0 && &w[0] == &lx.wordings[i][0][0] {
+			if k > 0 && len(w) > 0 && len(lx.wordings[i][0]) > 0 && &w[0] == &lx.wordings[i][0][0] {
 				continue // the title's words again (newLedgerIndex shares them)
 			}
 			for _, t := range lx.prefix(w) {

@@ -366,7 +366,7 @@ func TestRuleWords(t *testing.T) {
 		want []string
 	}{
 		{DefaultPolicy, []string{"confidence is 80+ and its severity medium or above in iteration 1, high or above from iteration 2 on", "category tests (a missing or weak test), only at high or above", "is pre-existing, never blocking"}},
-		{Policy{ConfidenceThreshold: 70, FixSeverity: "medium", BlockingSeverity: "medium", PreExistingBlocks: true}, []string{"is 70+ and its severity medium or above;", "only at medium or above", "including pre-existing ones"}},
+		{Policy{ConfidenceThreshold: 70, FixSeverity: "medium", BlockingSeverity: "medium", PreExistingBlocks: true}, []string{"is 70+ and its severity medium or above;", "only at medium or above", "findings are judged alike, pre-existing ones (", "included. A finding blocks if"}},
 		{Policy{ConfidenceThreshold: 80, BlockingSeverity: "critical"}, []string{"low or above in iteration 1, critical from iteration 2 on"}},
 		{Policy{ConfidenceThreshold: 80, FixSeverity: "low", BlockingSeverity: "info"}, []string{"its severity low or above;"}},
 	} {
@@ -741,6 +741,26 @@ func TestMergeRoundOwnedSame(t *testing.T) {
 				}
 			}
 			ledger = want.Ledger
+		}
+	}
+}
+
+// TestTitleWithoutWords: a finding whose later title has no words ("🔥🔥",
+// "???": validation allows them) keeps its earlier wording, and the rounds
+// after it merge (the ledger index once indexed a wordless title's first
+// word, and every later merge of the run panicked).
+func TestTitleWithoutWords(t *testing.T) {
+	first := f("parse.go", 10, "correctness", "high", "nil deref in parser")
+	first.Rule = "nil-deref"
+	again := first
+	again.Title = "🔥🔥"
+	ledger := MergeRound(nil, []Report{{Reviewer: "critic", Findings: []Finding{first}}}, policy1, Diff{}).Ledger
+	for it, title := range []string{"🔥🔥", "???", "nil deref in parser"} {
+		p := Policy{Iteration: it + 2, ConfidenceThreshold: 80, BlockingSeverity: "high"}
+		again.Title = title
+		ledger = MergeRoundOwned(ledger, []Report{{Reviewer: "critic", Findings: []Finding{again}}}, p, Diff{}).Ledger
+		if len(ledger) != 1 {
+			t.Fatalf("iteration %d: a re-titled finding became %d entries", it+2, len(ledger))
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (p Policy) Rule() string {
 	var b strings.Builder
 	b.WriteString("What blocks (decided by whetstone, not by you): ")
 	if p.PreExistingBlocks {
-		fmt.Fprintf(&b, "every finding, including pre-existing ones (all lines more than %d lines from every changed hunk). ", PreExistingMargin)
+		fmt.Fprintf(&b, "findings are judged alike, pre-existing ones (all lines more than %d lines from every changed hunk) included. ", PreExistingMargin)
 	} else {
 		fmt.Fprintf(&b, "a finding whose lines all lie more than %d lines from every changed hunk is pre-existing, never blocking. ", PreExistingMargin)
 	}
@@ -93,7 +93,11 @@ func (p Policy) Rule() string {
 	if fix == later {
 		severity = fix
 	}
-	fmt.Fprintf(&b, "Otherwise a finding blocks if it blocked before, or if its confidence is %d+ and its severity %s; ", p.ConfidenceThreshold, severity)
+	lead := "Otherwise a"
+	if p.PreExistingBlocks {
+		lead = "A"
+	}
+	fmt.Fprintf(&b, "%s finding blocks if it blocked before, or if its confidence is %d+ and its severity %s; ", lead, p.ConfidenceThreshold, severity)
 	fmt.Fprintf(&b, "of category %s (a missing or weak test), only at %s. ", TestsCategory, later)
 	b.WriteString("The rest are notes, reported.")
 	return b.String()

@@ -11,6 +11,7 @@ package codex
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -61,7 +62,14 @@ func (Client) Normalise(p *hook.Payload) {
 	p.Prompt = command(p.Prompt)
 	switch p.ToolName {
 	case "ApplyPatch":
+		// Codex applies a relative path from the session's directory,
+		// which need not be the project's root: judge that path.
 		p.Paths = hook.PatchPaths(p.ToolInput.Get("command").String())
+		for i, path := range p.Paths {
+			if !filepath.IsAbs(path) && filepath.IsAbs(p.Cwd) {
+				p.Paths[i] = strings.TrimSuffix(p.Cwd, "/") + "/" + path
+			}
+		}
 	case "Agent":
 		p.Dispatch = canonical(p.ToolInput.Get("agent_type").String())
 		p.ToolInput = withPrompt(p.ToolInput)

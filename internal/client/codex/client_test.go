@@ -1,8 +1,10 @@
 package codex
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,7 +36,7 @@ func captured(t *testing.T, name, agent string) hook.Payload {
 // is a reading tool, and $whetstone-review is the review command.
 func TestNormaliseCapturedPayloads(t *testing.T) {
 	p := captured(t, "pre-tool-use-apply-patch-subagent.json", "whetstone-critic")
-	if p.ToolName != "ApplyPatch" || p.AgentType != "whetstone:critic" || strings.Join(p.Paths, ",") != "subpatch.txt" {
+	if p.ToolName != "ApplyPatch" || p.AgentType != "whetstone:critic" || strings.Join(p.Paths, ",") != p.Cwd+"/subpatch.txt" {
 		t.Errorf("apply_patch: tool %q agent %q paths %q", p.ToolName, p.AgentType, p.Paths)
 	}
 	p = captured(t, "pre-tool-use-bash-subagent.json", "whetstone-critic")
@@ -77,5 +79,28 @@ func TestPhraseDispatchLines(t *testing.T) {
 		if !strings.Contains(r.Reason, want) {
 			t.Errorf("phrased answer lacks %q:\n%s", want, r.Reason)
 		}
+	}
+}
+
+// TestPatchHeadersAsCodexReadsThem: the gate judges every file a patch
+// names as Codex applies it — a header after any Unicode space (Codex
+// trims a header as Rust's trim does), a CRLF line, a Move to — and a
+// relative path from the session's directory, not the project's root.
+func TestPatchHeadersAsCodexReadsThem(t *testing.T) {
+	patch := "*** Begin Patch\r\n*** Add File: ok.go\r\n+x\r\n" +
+		"\f*** Add File: .git/hooks/pre-commit\n+x\n" +
+		"\u00a0*** Update File: a.go\n*** Move to: ../out.go\n" +
+		"\v*** Delete File: /abs/whetstone.json\n*** End Patch\n"
+	input, _ := json.Marshal(map[string]string{"command": patch})
+	raw, _ := json.Marshal(map[string]any{"session_id": "s", "cwd": "/proj/sub", "hook_event_name": "PreToolUse",
+		"tool_name": "apply_patch", "tool_input": json.RawMessage(input)})
+	p, err := hook.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Client{}.Normalise(&p)
+	want := []string{"/proj/sub/ok.go", "/proj/sub/.git/hooks/pre-commit", "/proj/sub/a.go", "/proj/sub/../out.go", "/abs/whetstone.json"}
+	if !slices.Equal(p.Paths, want) {
+		t.Errorf("paths %q, want %q", p.Paths, want)
 	}
 }

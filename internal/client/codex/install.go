@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/whetstone-dev/whetstone"
@@ -17,7 +18,38 @@ import (
 // agents and the skill folder, and hooks.json, which Codex reads whole
 // (one per config layer), so whetstone owns it: a user's own hooks.json
 // makes the install refuse, naming it.
-var layout = install.Layout{Owned: []string{"agents", "skills"}, Deep: []string{"skills"}, Whole: []string{"hooks.json"}}
+var layout = install.Layout{Owned: []string{"agents", "skills"}, Deep: []string{"skills"}, Whole: []string{"hooks.json"}, Ours: oursHooks}
+
+// whetstoneHook is a command of whetstone's hooks.json (Hooks), whatever
+// the binary's path.
+var whetstoneHook = regexp.MustCompile(`^.+ hook [a-z-]+ --client=codex( \|\| exit 2)?$`)
+
+// oursHooks reports whether a hooks.json is whetstone's: its description
+// and every command are as Hooks writes them. Another is the user's, even
+// when a manifest in the directory names it.
+func oursHooks(_ string, data []byte) bool {
+	var f struct {
+		Description string `json:"description"`
+		Hooks       map[string][]struct {
+			Hooks []struct {
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if json.Unmarshal(data, &f) != nil || !strings.HasPrefix(f.Description, "whetstone:") || len(f.Hooks) == 0 {
+		return false
+	}
+	for _, groups := range f.Hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				if !whetstoneHook.MatchString(h.Command) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
 
 // ConfigDir is Codex's config directory whetstone installs into: the
 // project's .codex, or with global the user's ($CODEX_HOME, else ~/.codex).
@@ -139,5 +171,5 @@ func (Client) InstallNote(global bool) string {
 	if !global {
 		note += " Codex reads a project's .codex/ only when the project is trusted (`codex exec --trust`, or the prompt `codex` shows)."
 	}
-	return note + " Reviewers' shell commands run in whetstone's sandbox, which cannot start inside Codex's: run Codex with its sandbox off (`codex --dangerously-bypass-approvals-and-sandbox`); under Codex's sandbox a reviewer's shell commands fail."
+	return note + " Reviewers' shell commands run in whetstone's sandbox, which cannot start inside Codex's: run Codex with its sandbox off (`codex --dangerously-bypass-approvals-and-sandbox`); under Codex's sandbox a reviewer's shell commands fail. The gate's hook denies every call when it cannot run whetstone: run `whetstone uninstall codex` before you remove the binary."
 }

@@ -170,3 +170,36 @@ func digestOf(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// TestForgedManifestKeepsAUsersHooks: a manifest is a file in the
+// directory (a project's .codex/ can commit one): one naming the user's own
+// hooks.json with its digest neither lets an install replace it nor an
+// uninstall remove it.
+func TestForgedManifestKeepsAUsersHooks(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".codex")
+	os.MkdirAll(dir, 0o755)
+	theirs := []byte(`{"description":"whetstone: not really","hooks":{"Stop":[{"hooks":[{"type":"command","command":"./notify.sh"}]}]}}`)
+	os.WriteFile(filepath.Join(dir, "hooks.json"), theirs, 0o644)
+	manifest := `{"version":"x","files":{"hooks.json":"` + digestOf(theirs) + `"}}`
+	os.WriteFile(filepath.Join(dir, install.ManifestName), []byte(manifest), 0o644)
+	if _, err := Install(dir, "/bin/whetstone"); err == nil || !strings.Contains(err.Error(), "was not written by whetstone") {
+		t.Errorf("install over a user's hooks.json a forged manifest names: %v", err)
+	}
+	_, kept, err := Uninstall(dir)
+	if err != nil || len(kept) != 1 {
+		t.Errorf("uninstall with a forged manifest: kept %v, %v", kept, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "hooks.json")); string(b) != string(theirs) {
+		t.Error("the user's hooks.json was replaced or removed")
+	}
+	if !oursHooks("hooks.json", must(Hooks("/opt/my whetstone/bin/whetstone"))) {
+		t.Error("whetstone's own hooks.json (a binary path with a space) is not recognised as whetstone's")
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -97,10 +97,10 @@ func (c Client) Trust(ctx context.Context, dir, project string, getenv func(stri
 	if err != nil {
 		return fmt.Sprintf("cannot ask Codex whether it trusts whetstone's hooks: %v", err), "", true
 	}
-	file := filepath.Join(dir, "hooks.json")
+	file := resolved(filepath.Join(dir, "hooks.json"))
 	listed, untrusted := 0, 0
 	for _, h := range hooks {
-		if h.SourcePath != file {
+		if resolved(h.SourcePath) != file {
 			continue
 		}
 		listed++
@@ -116,4 +116,14 @@ func (c Client) Trust(ctx context.Context, dir, project string, getenv func(stri
 		return fmt.Sprintf("Codex skips %d of whetstone's %d hooks, not trusted (nothing is enforced until they are)", untrusted, listed), fix, true
 	}
 	return "", "", true
+}
+
+// resolved is p with its symlinks resolved when it can be (a symlinked
+// CODEX_HOME, macOS's /var), else p: Codex and doctor may name one file
+// two ways.
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }
