@@ -1,7 +1,10 @@
 // Package gitrun runs git in one work tree the way whetstone must: a fixed,
-// non-interactive environment that lets no repository configuration run a
-// program, output bounded, and a deadline from the caller's context capped
-// at gitTimeout, so a hook never hangs on git.
+// non-interactive environment with the fsmonitor and every hook off, output
+// bounded, and a deadline from the caller's context capped at gitTimeout,
+// so a hook never hangs on git. Content filters the user configured
+// (filter.<name>.clean, git-lfs's) still run on a snapshot's `git add`, as
+// on the user's own: they come from git config, which no agent may write
+// (every gate refuses .git).
 package gitrun
 
 import (
@@ -86,9 +89,10 @@ func (g Git) RunInput(ctx context.Context, stdin io.Reader, args ...string) ([]b
 
 // Command prepares git with args in g's directory and environment.
 func (g Git) Command(ctx context.Context, args ...string) *exec.Cmd {
-	// A repository may be hostile: its configuration must not make whetstone
-	// run a program, so the fsmonitor and every hook are off (writing even
-	// a temporary index runs post-index-change). Nor may it make git trust
+	// A repository may be hostile: the programs its configuration names for
+	// every git call, the fsmonitor and every hook, are off (writing even a
+	// temporary index runs post-index-change); content filters: the package
+	// comment. Nor may it make git trust
 	// an index entry whose file changed: every stat field is compared,
 	// ctime included (a snapshot starts from an earlier one's index,
 	// internal/snapshot).
