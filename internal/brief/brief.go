@@ -148,6 +148,17 @@ func (a Agent) Focus() string {
 	return strings.TrimSuffix(focus, ".")
 }
 
+// Bar is the last paragraph of a reviewer's lens: what a finding's
+// evidence must show and what is not its lens ("Not yours: …"), which a
+// focused round's one-line lens keeps, to keep new findings calibrated.
+func (a Agent) Bar() string {
+	lens := strings.TrimSpace(a.Lens)
+	if i := strings.LastIndex(lens, "\n\n"); i >= 0 {
+		return strings.TrimSpace(lens[i:])
+	}
+	return ""
+}
+
 // Render is the Claude Code agent file of agent name: agents/<name>.md.
 // Its frontmatter holds what Claude Code reads, none of the registry's keys.
 func (r Registry) Render(name string) ([]byte, error) {

@@ -119,7 +119,7 @@ func (r *Run) focusedTask(b *strings.Builder, name, dir string, a brief.Agent) {
 		fmt.Fprintf(b, "Your job: review fix.patch through your lens (%s).\n", review.CleanLine(r.Focus[name]))
 	}
 	if focus := a.Focus(); focus != "" && !r.wholeLens(name) {
-		fmt.Fprintf(b, "Your lens: %s.\n", focus)
+		fmt.Fprintf(b, "Your lens: %s. %s\n", focus, a.Bar())
 	}
 	b.WriteString(FocusedMethod + "\n")
 }

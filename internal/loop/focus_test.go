@@ -74,7 +74,8 @@ func TestFocusedRoundAfterAFix(t *testing.T) {
 	// What a focused task must hold for a real model: fix.patch, what a new
 	// finding is, the findings to check with the fix-check rules its brief
 	// no longer carries, and its lens: in one line for the critic and a
-	// reviewer checking its findings, whole for one dispatched for its lens
+	// reviewer checking its findings (with the lens's evidence bar and what
+	// is not its lens), whole for one dispatched for its lens
 	// (database-reviewer here) and for the witness (its lens is how it runs
 	// things); never the whole-change method.
 	for _, name := range append(slices.Clone(r.Expected), "witness") {
@@ -84,7 +85,8 @@ func TestFocusedRoundAfterAFix(t *testing.T) {
 		}
 		task := r.Task(name)
 		whole := name == "database-reviewer" || name == "witness"
-		if !strings.Contains(task, FocusedMethod) || strings.Contains(task, "Your lens: "+a.Focus()+".") == whole ||
+		if !strings.Contains(task, FocusedMethod) || strings.Contains(task, "Your lens: "+a.Focus()+". "+a.Bar()+"\n") == whole ||
+			!whole && !strings.Contains(a.Bar(), "Not yours") ||
 			strings.Contains(task, "\n"+a.Lens+"\n") != whole || strings.Contains(task, "## How to review") {
 			t.Errorf("%s's focused task lacks the focused method or its lens (whole: %v), or holds the whole-change method:\n%s", name, whole, task)
 		}
