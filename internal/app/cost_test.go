@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -251,21 +252,22 @@ func standardRun(t *testing.T) ([]iterationCost, string, *app.App, app.Project, 
 }
 
 // changeRead is the size of the change file agent name's task points it to
-// (loop.Run.Task): fix.patch for a reviewer of a focused round, else the
-// whole change, diff.patch (reviewers, the fixer, the validator).
+// first (loop.Run.Task): fix.patch for a reviewer of a focused round and
+// the fixer of a later one, else the whole change, diff.patch.
 func changeRead(t *testing.T, dir string, r *loop.Run, name string) int {
 	t.Helper()
-	file := "diff.patch"
-	switch {
-	case name == "fixer" && r.Iteration > 1, r.Focus != nil && r.Focus[name] != loop.WholeChange && name != "fixer" && name != "validator":
-		file = "fix.patch"
+	file := changeFile.FindString(r.Task(name))
+	if file == "" {
+		t.Fatalf("%s's task names no change file:\n%s", name, r.Task(name))
 	}
-	info, err := os.Stat(filepath.Join(dir, r.Dir(), fmt.Sprintf("iter-%d", r.Iteration), file))
+	info, err := os.Stat(filepath.Join(dir, r.Dir(), file))
 	if err != nil {
 		t.Fatalf("%s's change file: %v", name, err)
 	}
 	return int(info.Size())
 }
+
+var changeFile = regexp.MustCompile(`iter-[0-9]+/(diff|fix)\.patch`)
 
 // TestStandardRunCost measures the standard run's model-facing text per
 // iteration (`make bench` prints it; `go test -v -run TestStandardRunCost
