@@ -176,6 +176,10 @@ func (p Project) readSealedIn(path, kind string, limit int64) ([]byte, error) {
 	return state.Open(p.Key, kind, name, data)
 }
 
+// maxPlacedIDs caps the ids a ledger load places by number (a ledger holds
+// a few thousand findings at most).
+const maxPlacedIDs = 1 << 16
+
 // LoadCold gives r its ledger and history, verified. Steps r added before
 // loading stay last.
 func (p Project) LoadCold(r *loop.Run) error {
@@ -204,17 +208,21 @@ func (p Project) LoadCold(r *loop.Run) error {
 		// over them; the ledger is in id order.
 		// With room for a round's new findings: the merge adds them in
 		// place (review.MergeRoundOwned).
-		n := max(r.Digest.LastID, len(c.Findings))
+		// Capped: ids past the cap go to the map, so a stray last_id
+		// costs no memory.
+		n := min(max(r.Digest.LastID, len(c.Findings)), maxPlacedIDs)
 		findings = make([]review.Entry, 0, n+review.MaxRoundFindings)
 		// Where each id is in findings: F-<n> by its number, plus one
 		// (0: not yet), any other id in a map.
 		byNum := make([]int32, n+1)
 		other := map[string]int32{}
 		add := func(e review.Entry) {
-			at := other[e.ID]
+			var at int32
 			n, ok := idNumber(e.ID)
 			if ok && n < len(byNum) {
 				at = byNum[n]
+			} else {
+				at = other[e.ID]
 			}
 			if at > 0 {
 				findings[at-1] = e
