@@ -341,10 +341,7 @@ func (a *App) errorRun(st state.Store, id string, old []byte, why string, now ti
 			}
 		}
 	}
-	found, err := loop.Decode(old)
-	if err != nil {
-		found = nil
-	}
+	found, _ := loop.Decode(old) // nil when it does not decode
 	r, _ := loop.Unverified(id, found, why+"; what was found is kept as state.json.unverified-*", now)
 	return r
 }

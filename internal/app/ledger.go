@@ -275,8 +275,8 @@ func inIDOrder(findings []review.Entry) {
 	place := make([]int32, len(findings)) // findings[i] goes to place[i]
 	seen := make([]bool, len(findings))
 	for i, e := range findings {
-		n, err := strconv.Atoi(strings.TrimPrefix(e.ID, "F-"))
-		if err != nil || n < 1 || n > len(findings) || seen[n-1] {
+		n, ok := idNumber(e.ID)
+		if !ok || n < 1 || n > len(findings) || seen[n-1] {
 			slices.SortFunc(findings, func(a, b review.Entry) int { return compareIDs(a.ID, b.ID) })
 			return
 		}

@@ -104,6 +104,14 @@ func TestDecodeSettled(t *testing.T) {
 		{ID: "F-0002", Status: review.StatusWithdrawn, Reviewers: []string{}},
 		{ID: "F-0003", Status: review.StatusDisproved},
 	}
+	// The first entry sets every field: a field added to review.Entry and
+	// not to decodeSettled's switch fails here.
+	full := reflect.ValueOf(in[0])
+	for i := range full.NumField() {
+		if full.Field(i).IsZero() {
+			t.Fatalf("the test's first entry leaves review.Entry.%s unset; set it (and decode it in decodeSettled)", full.Type().Field(i).Name)
+		}
+	}
 	data, err := json.Marshal(segment{Version: ledgerVersion, Findings: in})
 	if err != nil {
 		t.Fatal(err)

@@ -53,18 +53,16 @@ func (a *App) PickRun(id string, onlyActive bool) (Project, *loop.Run, error) {
 	for _, u := range unreadable {
 		fmt.Fprintf(a.Stderr, "whetstone: %v\n", u)
 	}
-	if onlyActive {
-		runs = slices.DeleteFunc(runs, func(r *loop.Run) bool { return !r.Active() })
-		if len(runs) > 1 {
-			var ids []string
-			for _, r := range runs {
-				ids = append(ids, r.ID)
-			}
-			return proj, nil, &RunChoiceError{fmt.Sprintf("%d runs are active (%s); name one with --run", len(runs), strings.Join(ids, ", "))}
+	runs = slices.DeleteFunc(runs, func(r *loop.Run) bool { return !r.Active() })
+	if len(runs) > 1 {
+		var ids []string
+		for _, r := range runs {
+			ids = append(ids, r.ID)
 		}
+		return proj, nil, &RunChoiceError{fmt.Sprintf("%d runs are active (%s); name one with --run", len(runs), strings.Join(ids, ", "))}
 	}
 	if len(runs) == 0 {
-		return proj, nil, fmt.Errorf("no %swhetstone run in %s", map[bool]string{true: "active "}[onlyActive], proj.Root)
+		return proj, nil, fmt.Errorf("no active whetstone run in %s", proj.Root)
 	}
 	return proj, runs[len(runs)-1], nil
 }

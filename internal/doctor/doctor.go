@@ -240,7 +240,7 @@ func pluginCheck(root string, reg brief.Registry) Check {
 		c.Level, c.Detail, c.Fix = Fail, strings.Join(problems, "; "), reinstall
 		return c
 	}
-	c.Detail = fmt.Sprintf("manifest, hooks for 6 events, %d agents and the review command in place", len(reg.All()))
+	c.Detail = fmt.Sprintf("manifest, hooks for %d events, %d agents and the review command in place", len(app.Events), len(reg.All()))
 	return c
 }
 

@@ -499,8 +499,10 @@ func (r *Request) edit(e Edit) Block {
 	path := filepath.Join(r.ProjectDir(), e.File)
 	if r.API == Responses {
 		// Codex's apply_patch is free-form, its input the patch itself, and
-		// matches whole lines: the model reads the file first, as a real
-		// one does, and patches the lines that hold Old.
+		// matches whole lines: the script takes the lines that hold Old
+		// from the file (as a model that read it would; it makes no read
+		// call) and names the file relative to the session's directory, as
+		// Codex's apply_patch instructions tell a model to.
 		old, new := e.Old, e.New
 		if b, err := os.ReadFile(path); err == nil {
 			if at := strings.Index(string(b), e.Old); at >= 0 {
@@ -519,7 +521,7 @@ func (r *Request) edit(e Edit) Block {
 		lines := func(mark, s string) string {
 			return mark + strings.ReplaceAll(s, "\n", "\n"+mark)
 		}
-		return ToolUse("apply_patch", fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n%s\n%s\n*** End Patch\n", path, lines("-", old), lines("+", new)))
+		return ToolUse("apply_patch", fmt.Sprintf("*** Begin Patch\n*** Update File: %s\n@@\n%s\n%s\n*** End Patch\n", e.File, lines("-", old), lines("+", new)))
 	}
 	if r.API == OpenAI && r.HasTool("apply_patch") && !r.HasTool("edit") {
 		// gpt-5 models get apply_patch instead of edit.

@@ -91,10 +91,10 @@ func (g Git) RunInput(ctx context.Context, stdin io.Reader, args ...string) ([]b
 func (g Git) Command(ctx context.Context, args ...string) *exec.Cmd {
 	// A repository may be hostile: the programs its configuration names for
 	// every git call, the fsmonitor and every hook, are off (writing even a
-	// temporary index runs post-index-change); content filters: the package
-	// comment. Nor may it make git trust
-	// an index entry whose file changed: every stat field is compared,
-	// ctime included (a snapshot starts from an earlier one's index,
+	// temporary index runs post-index-change; content filters still run:
+	// see the package comment). Nor may a repository make git trust an
+	// index entry whose file changed: every stat field is compared, ctime
+	// included (a snapshot starts from an earlier one's index,
 	// internal/snapshot).
 	full := append([]string{"-C", g.Dir, "--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=false",
 		"-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.DevNull,

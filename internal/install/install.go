@@ -201,7 +201,7 @@ func Install(dir string, l Layout, files map[string][]byte, binary string) ([]st
 	// unchanged.
 	for rel, sum := range old.Files {
 		if _, ok := files[rel]; !ok {
-			removeIfSame(filepath.Join(dir, filepath.FromSlash(rel)), sum, func(b []byte) bool { return l.ours(rel, b) })
+			removeIfSame(filepath.Join(dir, filepath.FromSlash(rel)), rel, sum, l)
 		}
 	}
 	raw, _ := json.MarshalIndent(m, "", "  ")
@@ -231,7 +231,7 @@ func Uninstall(dir string, l Layout) (removed, kept []string, err error) {
 	}
 	for _, rel := range names {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
-		switch ok, err := removeIfSame(p, m.Files[rel], func(b []byte) bool { return l.ours(rel, b) }); {
+		switch ok, err := removeIfSame(p, rel, m.Files[rel], l); {
 		case err != nil:
 			return removed, kept, err
 		case ok:
@@ -260,11 +260,11 @@ func Uninstall(dir string, l Layout) (removed, kept []string, err error) {
 	return removed, kept, nil
 }
 
-// removeIfSame removes the regular file p if it still has digest sum and
-// ours (nil: any content) agrees.
-func removeIfSame(p, sum string, ours func([]byte) bool) (bool, error) {
+// removeIfSame removes the regular file p (rel in layout l) if it still
+// has digest sum and is whetstone's (Layout.ours).
+func removeIfSame(p, rel, sum string, l Layout) (bool, error) {
 	b, err := safeio.ReadFile(p, 16<<20, true)
-	if err != nil || digest(b) != sum || ours != nil && !ours(b) {
+	if err != nil || digest(b) != sum || !l.ours(rel, b) {
 		return false, nil
 	}
 	if err := os.Remove(p); err != nil {
@@ -384,6 +384,8 @@ func Inspect(dir string, l Layout) (Status, error) {
 			st.Problems = append(st.Problems, rel+" is missing")
 		case digest(b) != m.Files[rel]:
 			st.Problems = append(st.Problems, rel+" was changed since whetstone wrote it")
+		case !l.ours(rel, b):
+			st.Problems = append(st.Problems, rel+" was not written by whetstone")
 		}
 	}
 	if info, err := os.Stat(m.Binary); err != nil || !info.Mode().IsRegular() || info.Mode()&0o111 == 0 {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/whetstone-dev/whetstone"
 	"github.com/whetstone-dev/whetstone/internal/install"
@@ -22,7 +23,10 @@ var layout = install.Layout{Owned: []string{"agents", "skills"}, Deep: []string{
 
 // whetstoneHook is a command of whetstone's hooks.json (Hooks), whatever
 // the binary's path.
-var whetstoneHook = regexp.MustCompile(`^.+ hook [a-z-]+ --client=codex( \|\| exit 2)?$`)
+// Compiled on first use: every hook process loads this package.
+var whetstoneHook = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^.+ hook [a-z-]+ --client=codex( \|\| exit 2)?$`)
+})
 
 // oursHooks reports whether a hooks.json is whetstone's: its description
 // and every command are as Hooks writes them. Another is the user's, even
@@ -42,7 +46,7 @@ func oursHooks(_ string, data []byte) bool {
 	for _, groups := range f.Hooks {
 		for _, g := range groups {
 			for _, h := range g.Hooks {
-				if !whetstoneHook.MatchString(h.Command) {
+				if !whetstoneHook().MatchString(h.Command) {
 					return false
 				}
 			}
