@@ -5,11 +5,13 @@ CACHE ?= $(CURDIR)/.cache
 export WHETSTONE_CACHE := $(CACHE)
 VERSION := $(shell cat VERSION)
 
-# CLAUDE_VERSION and OPENCODE_VERSION name the client versions the e2e suites and the demo
-# run; "" is the pinned one (scripts/install-claude, scripts/install-opencode),
-# "latest" the newest on the npm registry (make e2e-latest).
+# CLAUDE_VERSION, OPENCODE_VERSION and CODEX_VERSION name the client versions the e2e
+# suites and the demo run; "" is the pinned one (scripts/install-claude,
+# scripts/install-opencode, scripts/install-codex), "latest" the newest on the npm
+# registry (make e2e-latest).
 CLAUDE_VERSION ?=
 OPENCODE_VERSION ?=
+CODEX_VERSION ?=
 
 .PHONY: build dist pack test unit e2e e2e-opencode e2e-codex e2e-latest fuzz bench bench-cost demo claude opencode ripgrep bwrap clean generate
 
@@ -84,14 +86,14 @@ e2e-opencode: build ripgrep pack
 # e2e-codex runs the end-to-end test in the real Codex CLI (0.169.0, from
 # npm into $(CACHE)/codex-0.169.0 by scripts/install-codex, once), offline.
 e2e-codex: build
-	c=$$(./scripts/install-codex) && \
+	c=$$(./scripts/install-codex $(CODEX_VERSION)) && \
 	WHETSTONE_CODEX="$$c" $(GO) test -count=1 -timeout 20m -run '^TestCodex' ./e2e/
 
-# e2e-latest runs both real-client suites against the newest Claude Code and
-# OpenCode on the npm registry instead of the pinned ones (docs/testing.md
-# says when).
+# e2e-latest runs the three real-client suites against the newest Claude Code,
+# OpenCode and Codex CLI on the npm registry instead of the pinned ones
+# (docs/testing.md says when).
 e2e-latest:
-	$(MAKE) e2e e2e-opencode CLAUDE_VERSION=latest OPENCODE_VERSION=latest
+	$(MAKE) e2e e2e-opencode e2e-codex CLAUDE_VERSION=latest OPENCODE_VERSION=latest CODEX_VERSION=latest
 
 FUZZTIME ?= 5m
 # Minimizing a new interesting input stops every worker, up to 60 s by
@@ -117,7 +119,7 @@ bench-cost:
 CLIENT ?= claude
 demo: build
 ifeq ($(CLIENT),codex)
-	c=$$(./scripts/install-codex) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -codex "$$c"
+	c=$$(./scripts/install-codex $(CODEX_VERSION)) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -codex "$$c"
 else ifeq ($(CLIENT),opencode)
 	@./scripts/install-ripgrep
 	c=$$(./scripts/install-opencode $(OPENCODE_VERSION)) && WHETSTONE_PLUGIN="$(CURDIR)" $(GO) run ./cmd/demo -opencode "$$c"
