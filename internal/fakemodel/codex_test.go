@@ -9,73 +9,31 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/whetstone-dev/whetstone/internal/client/codex"
 )
 
-// codexVersion is the Codex CLI that docs/codex.md's facts were established
-// with; scripts/install-codex installs it.
-const codexVersion = "0.169.0"
-
-// codexBinary is the native codex of scripts/install-codex in
-// ${WHETSTONE_CACHE:-<repo>/.cache}; the test skips when it is not there.
+// codexBinary is the pinned native codex of scripts/install-codex in
+// ${WHETSTONE_CACHE:-<repo>/.cache} (codex.NativeBinary); the test skips
+// when it is not there.
 func codexBinary(t *testing.T) string {
 	t.Helper()
 	cache := os.Getenv("WHETSTONE_CACHE")
 	if cache == "" {
 		cache = filepath.Join("..", "..", ".cache")
 	}
-	platform := map[string]string{"linux/amd64": "linux-x64 x86_64-unknown-linux-musl", "linux/arm64": "linux-arm64 aarch64-unknown-linux-musl",
-		"darwin/amd64": "darwin-x64 x86_64-apple-darwin", "darwin/arm64": "darwin-arm64 aarch64-apple-darwin"}[runtime.GOOS+"/"+runtime.GOARCH]
-	pkg, triple, ok := strings.Cut(platform, " ")
-	if !ok {
-		t.Skipf("the Codex CLI has no build for %s/%s", runtime.GOOS, runtime.GOARCH)
-	}
-	bin, err := filepath.Abs(filepath.Join(cache, "codex-"+codexVersion, "node_modules", "@openai", "codex-"+pkg, "vendor", triple, "bin", "codex"))
+	bin, err := codex.NativeBinary(cache, codex.Version)
 	if err != nil {
-		t.Fatal(err)
+		t.Skip(err)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("the Codex CLI %s is not installed (%v): run scripts/install-codex", codexVersion, err)
+		t.Skipf("the Codex CLI %s is not installed (%v): run scripts/install-codex", codex.Version, err)
 	}
 	return bin
-}
-
-// codexCatalog is a model catalog naming "fake-model" with the metadata of
-// the catalog's gpt-5.5 (the free-form apply_patch tool, plain tools rather
-// than code mode), without the deferred tool search, so that every tool is
-// offered up front. An unknown model gets fallback metadata, which offers no
-// apply_patch.
-func codexCatalog(t *testing.T, bin, home string) string {
-	t.Helper()
-	cmd := exec.Command(bin, "debug", "models")
-	cmd.Env = append(os.Environ(), "CODEX_HOME="+home)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("codex debug models: %v", err)
-	}
-	var catalog struct {
-		Models []map[string]any `json:"models"`
-	}
-	if err := json.Unmarshal(out, &catalog); err != nil {
-		t.Fatalf("codex debug models: %v", err)
-	}
-	for _, m := range catalog.Models {
-		if m["slug"] == "gpt-5.5" {
-			m["slug"], m["display_name"], m["supports_search_tool"], m["upgrade"] = "fake-model", "fake-model", false, nil
-			raw, _ := json.Marshal(map[string]any{"models": []any{m}})
-			path := filepath.Join(home, "catalog.json")
-			if err := os.WriteFile(path, raw, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return path
-		}
-	}
-	t.Fatal("codex debug models lists no gpt-5.5 to model fake-model on")
-	return ""
 }
 
 func gitRepo(t *testing.T, dir string) {
@@ -163,16 +121,9 @@ esac
 	if err := os.WriteFile(filepath.Join(home, "hooks.json"), hooks, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	config := fmt.Sprintf(`model = "fake-model"
-model_provider = "fake"
-model_catalog_json = %q
-
-[model_providers.fake]
-name = "fake"
-base_url = "%s/v1"
-wire_api = "responses"
-`, codexCatalog(t, bin, home), s.URL)
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
+	// The fake model as the only provider, every tool up front (the
+	// driver's config: docs/codex.md §1).
+	if err := (codex.Driver{Bin: bin, Home: home, ModelURL: s.URL}).WriteConfig(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
