@@ -260,6 +260,21 @@ func Uninstall(dir string, l Layout) (removed, kept []string, err error) {
 	return removed, kept, nil
 }
 
+// Embedded is every file under root in fsys (a client's generated files,
+// embedded in the binary), by slash path relative to root.
+func Embedded(fsys fs.ReadFileFS, root string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fsys.ReadFile(p)
+		out[strings.TrimPrefix(p, root+"/")] = b
+		return err
+	})
+	return out, err
+}
+
 // removeIfSame removes the regular file p (rel in layout l) if it still
 // has digest sum and is whetstone's (Layout.ours).
 func removeIfSame(p, rel, sum string, l Layout) (bool, error) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -126,15 +125,7 @@ func Hooks(binary string) ([]byte, error) {
 // hooks.json running binary, agents/whetstone-*.toml and
 // skills/whetstone-review/SKILL.md.
 func Files(binary string) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	err := fs.WalkDir(whetstone.Codex, "codex", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := whetstone.Codex.ReadFile(p)
-		out[strings.TrimPrefix(p, "codex/")] = b
-		return err
-	})
+	out, err := install.Embedded(whetstone.Codex, "codex")
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/whetstone-dev/whetstone"
 	"github.com/whetstone-dev/whetstone/internal/install"
@@ -40,28 +38,18 @@ func (Client) GlobalDir() string { return "~/.config/opencode" }
 // plugin/whetstone.ts with the binary's path filled in, agent/*.md,
 // command/*.md and skill/whetstone-review/SKILL.md.
 func Files(binary string) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	err := fs.WalkDir(whetstone.OpenCode, "opencode", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := whetstone.OpenCode.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(p, "opencode/")
-		if rel == "whetstone.ts" {
-			const slot = `const INSTALLED_BIN = ""`
-			if !bytes.Contains(b, []byte(slot)) {
-				return fmt.Errorf("the plugin has no %s line", slot)
-			}
-			b = bytes.Replace(b, []byte(slot), []byte("const INSTALLED_BIN = "+strconv.Quote(binary)), 1)
-			rel = "plugin/whetstone.ts"
-		}
-		out[rel] = b
-		return nil
-	})
-	return out, err
+	out, err := install.Embedded(whetstone.OpenCode, "opencode")
+	if err != nil {
+		return nil, err
+	}
+	const slot = `const INSTALLED_BIN = ""`
+	ts := out["whetstone.ts"]
+	if !bytes.Contains(ts, []byte(slot)) {
+		return nil, fmt.Errorf("the plugin has no %s line", slot)
+	}
+	delete(out, "whetstone.ts")
+	out["plugin/whetstone.ts"] = bytes.Replace(ts, []byte(slot), []byte("const INSTALLED_BIN = "+strconv.Quote(binary)), 1)
+	return out, nil
 }
 
 // Install writes OpenCode's files into dir, the plugin running binary
