@@ -120,6 +120,9 @@ func (c *checker) run(args []word) {
 		}
 		return // its body was judged where it was declared
 	}
+	if !strings.Contains(w.text, "/") {
+		c.lookPath(w.text)
+	}
 	if c.exact(args) {
 		return
 	}
@@ -132,6 +135,7 @@ func (c *checker) run(args []word) {
 		c.stdout = c.produces(x)
 		judge(c, x)
 		c.judgeReads(x)
+		c.noteWalk(x)
 		return
 	}
 	if c.verified(x) {

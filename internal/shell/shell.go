@@ -52,6 +52,29 @@ type Policy struct {
 	// could run anything (npm test --script-shell=…, make test SHELL=…).
 	Exact     [][]string
 	Protected []string // absolute paths no command may name at all, reads included (whetstone's MAC key file and its directory); compare case-insensitively, after cleaning
+	// Path is the PATH the command runs with, for Verdict.Local; "" looks
+	// nothing up.
+	Path string
+	// CheckLinks walks the trees of the parts that follow links (grep -R,
+	// rg -L, find -L, diff -r, cp -rL, du -L, ls -RL, tree -l) and refuses
+	// a line whose links lead to whetstone's key. The gate sets it where
+	// the line will not run in the sandbox, which hides the key.
+	CheckLinks bool
+}
+
+// Verdict is what Judge finds in a command line.
+type Verdict struct {
+	Reason string // "" when the line may run under the policy, else why not (Check)
+	// Walks is the first part of the line that reads a whole tree (grep -r,
+	// rg, find, diff -r, cp -r, du, ls -R, tree), and Follows the first
+	// that also follows the links it meets there: a link committed in the
+	// repository can lead it to whetstone's key.
+	Walks, Follows string
+	// Local is the first program the line runs that PATH (Policy.Path)
+	// finds in a directory an agent could have written into: inside the
+	// project or the temporary directory, or a relative entry. It runs the
+	// project's code, whatever its name; LocalName is that name.
+	Local, LocalName string
 }
 
 // DefaultVerify is what agents may run to build and test a Go module (the
@@ -79,17 +102,23 @@ const (
 // Check returns "" when cmd may run under p, else the reason: it names the part
 // of the command that was refused and says what to do instead.
 func Check(cmd string, p Policy) string {
+	return Judge(cmd, p).Reason
+}
+
+// Judge checks cmd as Check does and says what else the gate must know of
+// it. Walks, Follows and Local are complete only for a line it allows.
+func Judge(cmd string, p Policy) Verdict {
 	buildTables()
 	c := newChecker(cmd, p)
 	if r := c.named(cmd); r != "" {
-		return r
+		return Verdict{Reason: r}
 	}
 	if n := openers(cmd); n > maxOpeners {
-		return fmt.Sprintf("cannot parse the command: it nests or groups more than %d parts; split it into smaller commands", maxOpeners)
+		return Verdict{Reason: fmt.Sprintf("cannot parse the command: it nests or groups more than %d parts; split it into smaller commands", maxOpeners)}
 	}
 	c.script(cmd, 0)
 	c.finish()
-	return c.reason
+	return Verdict{Reason: c.reason, Walks: c.walk, Follows: c.follow, Local: c.local, LocalName: c.localName}
 }
 
 // newChecker prepares the state one call of Check works with.

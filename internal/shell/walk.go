@@ -47,6 +47,14 @@ type checker struct {
 	emptyValue    bool                         // the value the next setVar records is empty
 	listChecked   bool                         // listable has looked through the project
 	listWhy       string                       // what it found
+
+	// What the gate needs besides the verdict (Verdict).
+	walk, follow     string          // the first part that walks a tree, and that follows its links
+	walked           int             // entries linksOut looked at
+	local, localName string          // the first program PATH finds where an agent could write, and its name
+	looked           map[string]bool // names lookPath has looked up
+	pathDirs         []pathDir       // PATH's entries that matter (searchPath)
+	pathDone         bool
 }
 
 func (c *checker) deny(reason string) {
