@@ -131,9 +131,15 @@ func (a *App) skillShell(proj Project, id string, p hook.Payload, body []byte) *
 		return hook.DenySkillShell(fmt.Sprintf("whetstone run %s: this command names whetstone's key; no agent may read or change it.", id))
 	}
 	cwd, _ := g.cwd(p.Cwd, false)
-	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Verify: [][]string{}, Protected: g.protected}
-	if reason := shell.Check(cmd, pol); reason != "" {
-		return hook.DenySkillShell(fmt.Sprintf("whetstone run %s: %s's shell command may not run during a review run: %s", id, skill, reason))
+	// Nothing of a skill's runs in the sandbox: a tree is checked for links
+	// to the key now, and a program of the project's is refused.
+	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Verify: [][]string{}, Protected: g.protected, Path: a.env("PATH"), CheckLinks: true}
+	v := shell.Judge(cmd, pol)
+	if v.Reason == "" && v.Local != "" {
+		v.Reason = fmt.Sprintf("%s runs %s, which PATH finds where an agent can write, not the system's %s", quote(cmd), v.Local, v.LocalName)
+	}
+	if v.Reason != "" {
+		return hook.DenySkillShell(fmt.Sprintf("whetstone run %s: %s's shell command may not run during a review run: %s", id, skill, v.Reason))
 	}
 	return nil
 }
@@ -275,22 +281,35 @@ func (a *App) shellGate(ctx context.Context, g gate, p hook.Payload) *hook.Respo
 	if !ok {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call runs in %q, which is not a directory whetstone can find, so it cannot tell what the command touches. Give an absolute directory (or none).", g.id, p.ToolName, p.Cwd))
 	}
-	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Protected: g.protected}
+	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Protected: g.protected, Path: a.env("PATH")}
 	pol.Verify, pol.Exact = g.verify()
 	if g.fixPhase {
 		pol.Mode = shell.Fixer
 	}
-	reason := shell.Check(cmd, pol)
-	if resp := a.contain(ctx, g, p, cmd, pol, reason); resp != nil {
+	v := shell.Judge(cmd, pol)
+	if resp := a.contain(ctx, g, p, cmd, pol, v); resp != nil {
 		return resp
 	}
-	if reason == "" {
+	if v.Reason == "" {
 		return nil
 	}
+	return g.refuse(v.Reason)
+}
+
+// refuse denies a command line the parser refused, saying why.
+func (g gate) refuse(reason string) *hook.Response {
 	if g.fixPhase {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: whetstone:fixer may not run this: %s. Edit files with the Edit tool and run the project's tests.", g.id, reason))
 	}
 	return hook.Deny(fmt.Sprintf("whetstone run %s: %s is read-only and may not run this: %s", g.id, g.who, reason))
+}
+
+// env is the hook's environment variable k.
+func (a *App) env(k string) string {
+	if a.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return a.Getenv(k)
 }
 
 // verify returns the run's verification commands (docs/sandbox.md): the
@@ -347,15 +366,21 @@ const (
 
 // contain answers a command that must or may run in the sandbox, or returns
 // nil when the parser's verdict stands. It must when the parser allows it
-// and it runs the project's code; a read-only agent's whole line, even one
-// the parser refuses, may when the client applies only the user's deny and
-// ask rules to the rewritten line (rewritesAll). Naming whetstone's key is
-// refused even in the sandbox. Where no sandbox works, code is refused with
-// one sentence unless whetstone.json opts in.
-func (a *App) contain(ctx context.Context, g gate, p hook.Payload, cmd string, pol shell.Policy, reason string) *hook.Response {
+// and it runs the project's code: a verification command, or a program
+// PATH finds where an agent could have written (shell.Verdict.Local). It
+// must too when it walks a tree (grep -r, rg, find, diff -r, …), where a
+// link committed in the repository may lead to whetstone's key, which the
+// sandbox hides (walk). A read-only agent's whole line, even one the
+// parser refuses, may when the client applies only the user's deny and ask
+// rules to the rewritten line (rewritesAll). Naming whetstone's key is
+// refused even in the sandbox. Where no sandbox works, code is refused
+// with one sentence unless whetstone.json opts in, and a tree walker that
+// follows links is refused when they lead to the key.
+func (a *App) contain(ctx context.Context, g gate, p hook.Payload, cmd string, pol shell.Policy, v shell.Verdict) *hook.Response {
+	reason := v.Reason
 	setting := gjson.GetBytes(g.state, "settings.sandbox").String()
 	if setting == SandboxOff {
-		return nil
+		return g.checkLinks(cmd, pol, v)
 	}
 	if pol.Mode == shell.ReadOnly && rewritesAll(p) && keyUnnamed(cmd, g.protected) && p.ToolName == "Bash" {
 		if bwrap, ok := a.sandboxWithin(ctx); ok {
@@ -365,22 +390,75 @@ func (a *App) contain(ctx context.Context, g gate, p hook.Payload, cmd string, p
 			return late
 		}
 	}
-	if !runsCode(cmd, pol, reason) {
-		return nil // the parser decides a line that runs no code
+	local := reason == "" && v.Local != ""
+	if !local && !runsCode(cmd, pol, reason) {
+		if reason != "" || v.Walks == "" {
+			return nil // the parser decides a line that runs no code
+		}
+		return a.walk(ctx, g, p, cmd, pol, v)
 	}
 	bwrap, ok := a.sandboxWithin(ctx)
 	if late := outOfTime(ctx, g); !ok && late != nil {
 		return late
 	}
+	what := "the project's code,"
+	if local {
+		what = fmt.Sprintf("%s, which PATH finds where an agent can write (the repository's or an agent's program, not the system's %s),", v.Local, v.LocalName)
+	}
 	switch {
 	case ok && p.ToolName == "Bash":
 		return a.sandboxed(g, p, bwrap, cmd, pol.Cwd)
 	case ok:
-		return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only in its sandbox, and only the Bash tool's commands can be sandboxed; run it with the Bash tool.", g.id, quote(cmd)))
+		return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs %s which whetstone runs only in its sandbox, and only the Bash tool's commands can be sandboxed; run it with the Bash tool.", g.id, quote(cmd), what))
 	case setting == SandboxIfAvailable || reason != "":
-		return nil // the parser decides
+		return g.checkLinks(cmd, pol, v) // the parser decides
+	}
+	if local {
+		return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs %s which whetstone runs only inside a bubblewrap sandbox and there is none here (%s); take that directory off PATH, or install bubblewrap on Linux (docs/sandbox.md).", g.id, quote(cmd), what, NoSandbox()))
 	}
 	return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs the project's code, which whetstone runs only inside a bubblewrap sandbox and there is none here (%s); %s", g.id, quote(cmd), NoSandbox(), getSandbox))
+}
+
+// walk answers a line the parser allows that runs no code but walks a
+// tree: in the sandbox, where a link to whetstone's key leads nowhere.
+// The fixer's line that also changes files cannot run there (its changes
+// would vanish), nor can any line where there is no sandbox or through a
+// tool other than Bash; those run as they are when they follow no links
+// they meet, and otherwise only after the trees are walked now and no link
+// in them leads to the key (checkLinks).
+func (a *App) walk(ctx context.Context, g gate, p hook.Payload, cmd string, pol shell.Policy, v shell.Verdict) *hook.Response {
+	writes := false
+	if pol.Mode == shell.Fixer {
+		ro := pol
+		ro.Mode = shell.ReadOnly
+		writes = shell.Check(cmd, ro) != ""
+	}
+	if writes && v.Follows != "" {
+		return hook.Deny(fmt.Sprintf("whetstone run %s: whetstone:fixer may not run this: %s follows the links in a tree, which whetstone runs only in its sandbox (where a link cannot reach its key) and this line also changes files, which would vanish there; run the search and the change as separate commands.", g.id, quote(v.Follows)))
+	}
+	if !writes && p.ToolName == "Bash" {
+		bwrap, ok := a.sandboxWithin(ctx)
+		if ok {
+			return a.sandboxed(g, p, bwrap, cmd, pol.Cwd)
+		}
+		if late := outOfTime(ctx, g); late != nil {
+			return late
+		}
+	}
+	return g.checkLinks(cmd, pol, v)
+}
+
+// checkLinks judges a line that runs outside the sandbox and follows the
+// links of a tree: refused when one of them leads to whetstone's key.
+func (g gate) checkLinks(cmd string, pol shell.Policy, v shell.Verdict) *hook.Response {
+	if v.Reason != "" || v.Follows == "" {
+		return nil
+	}
+	pol.CheckLinks = true
+	if reason := shell.Check(cmd, pol); reason != "" {
+		return g.refuse(reason)
+	}
+	return nil
 }
 
 // outOfTime denies a call whose hook ran out of time before the sandbox
