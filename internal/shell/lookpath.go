@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // This file finds the programs a line runs that are not the system's: a
@@ -29,8 +30,10 @@ type pathDir struct {
 }
 
 // searchPath returns the entries of Policy.Path up to the last one an agent
-// could have written into, once per check: a program found after it is the
-// system's, so the common PATH with no such entry costs no stat at all.
+// could have written into: a program found after it is the system's, so
+// the common PATH with no such entry costs no stat per program at all. The
+// answer is kept for the next check in the same process (the gate checks a
+// line more than once).
 func (c *checker) searchPath() []pathDir {
 	if c.pathDone {
 		return c.pathDirs
@@ -39,13 +42,37 @@ func (c *checker) searchPath() []pathDir {
 	if c.p.Path == "" {
 		return nil
 	}
+	key := c.p.Path + "\x00" + c.root + "\x00" + c.temp
+	pathCache.Lock()
+	defer pathCache.Unlock()
+	if pathCache.key != key {
+		pathCache.key, pathCache.dirs = key, c.pathDirsOf(c.p.Path)
+	}
+	c.pathDirs = pathCache.dirs
+	return c.pathDirs
+}
+
+// pathCache is the last searchPath answer.
+var pathCache struct {
+	sync.Mutex
+	key  string
+	dirs []pathDir
+}
+
+// pathDirsOf judges the entries of path.
+func (c *checker) pathDirsOf(path string) []pathDir {
 	var dirs []pathDir
 	last := -1
-	for _, d := range strings.Split(c.p.Path, ":") {
-		e := pathDir{dir: d, writable: !filepath.IsAbs(d)}
-		if !e.writable {
-			for _, p := range []string{filepath.Clean(d), c.real(d)} {
-				e.writable = e.writable || c.root != "" && under(p, c.root) || c.temp != "" && under(p, c.temp)
+	for _, d := range strings.Split(path, ":") {
+		e := pathDir{dir: d, writable: !filepath.IsAbs(d) || c.agentWrites(filepath.Clean(d))}
+		if !e.writable && !systemDirs[filepath.Clean(d)] {
+			// An entry that is itself a link is judged by where it leads
+			// (a user's ~/bin -> the project's .venv/bin). Resolving every
+			// component of every entry would cost a dozen stats per entry
+			// on every call; a link among an entry's parents is the user's
+			// own making, never an agent's.
+			if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				e.writable = c.agentWrites(c.real(d))
 			}
 		}
 		dirs = append(dirs, e)
@@ -53,8 +80,13 @@ func (c *checker) searchPath() []pathDir {
 			last = len(dirs) - 1
 		}
 	}
-	c.pathDirs = dirs[:last+1]
-	return c.pathDirs
+	return dirs[:last+1]
+}
+
+// agentWrites reports whether an agent may write at or under the absolute
+// path p: the project (the fixer), the temporary directory (every agent).
+func (c *checker) agentWrites(p string) bool {
+	return c.root != "" && under(p, c.root) || c.temp != "" && under(p, c.temp)
 }
 
 // lookPath notes name when PATH finds it, as bash would, in a directory an

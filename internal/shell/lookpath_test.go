@@ -43,10 +43,10 @@ func TestLocalProgram(t *testing.T) {
 	}{
 		{venv + ":" + system, "cat go.mod", filepath.Join(venv, "cat")},
 		{venv + ":" + system, "grep -n x go.mod | cat", filepath.Join(venv, "grep")},
-		{venv + ":" + system, "echo hi", ""},          // a builtin
-		{venv + ":" + system, "tail go.mod", ""},      // not executable
-		{venv + ":" + system, "wc -l go.mod", ""},     // not there
-		{system + ":" + venv, "cat go.mod", ""},       // the system's first
+		{venv + ":" + system, "echo hi", ""},      // a builtin
+		{venv + ":" + system, "tail go.mod", ""},  // not executable
+		{venv + ":" + system, "wc -l go.mod", ""}, // not there
+		{system + ":" + venv, "cat go.mod", ""},   // the system's first
 		{p.root + "/node_modules/.bin:" + system, "rg -n x go.mod", filepath.Join(p.root, "node_modules", ".bin", "rg")},
 		{p.tmp + "/bin:" + system, "sed -n 1p go.mod", filepath.Join(p.tmp, "bin", "sed")},
 		{linked + ":" + system, "cat go.mod", filepath.Join(linked, "cat")},
@@ -152,7 +152,7 @@ func TestCheckLinks(t *testing.T) {
 		{"rg -L x docs2", "the link docs2/home leads to whetstone's key"},
 		{"find -L docs3", "the link docs4/k leads to whetstone's key"},
 		{"grep -R x docs5", ""},
-		{"grep -r x docs", ""},        // follows no link it meets
+		{"grep -r x docs", ""}, // follows no link it meets
 		{"diff -r docs5 internal", ""},
 		{"grep -R x nothere", "does not exist yet"},
 		{"git ls-files | xargs grep -R x", "which leads to it"},
