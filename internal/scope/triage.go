@@ -6,8 +6,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"maps"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/whetstone-dev/whetstone/internal/gitrun"
+	"github.com/whetstone-dev/whetstone/internal/snapshot"
 )
 
 // headBytes is how much of a file's new content triage reads: Go's rule
@@ -66,13 +67,15 @@ var (
 // collect lists the changes from base to tree under pathspecs, triages
 // them and reads the diff of every file that is not skipped. keep holds
 // triage decided earlier (a later iteration keeps each file's); the rest
-// follow req's globs and the built-in rules (see triage).
+// follow req's globs and the built-in rules (see triage), with the
+// attributes of base (linguistAttrs) and what is binary judged by content
+// (judge).
 func collect(ctx context.Context, g gitrun.Git, base, tree string, pathspecs []string, req Request, keep map[string]File) ([]change, error) {
 	changes, err := listChanges(ctx, g, base, tree, pathspecs)
 	if err != nil || len(changes) == 0 {
 		return nil, err
 	}
-	attrs, err := linguistAttrs(ctx, g, changes)
+	attrs, err := linguistAttrs(ctx, g, base, changes)
 	if err != nil {
 		return nil, err
 	}
@@ -91,18 +94,9 @@ func collect(ctx context.Context, g gitrun.Git, base, tree string, pathspecs []s
 	if err := tooMany(unskipped, req); err != nil {
 		return nil, err
 	}
-	if err := loadPatches(ctx, g, base, tree, changes); err != nil {
-		return nil, err
-	}
-	want := map[string][]int{}
-	for i, c := range changes {
-		if c.Triage == "" && c.Status != "deleted" && !c.Binary {
-			want[c.blob] = append(want[c.blob], i)
-		}
-	}
 	gen := map[int]string{}
-	err = g.Heads(ctx, slices.Sorted(maps.Keys(want)), headBytes, func(blob string, head []byte) {
-		for _, i := range want[blob] {
+	err = judge(ctx, g, changes, func(i int, head []byte) {
+		if changes[i].Triage == "" {
 			gen[i] = generator(changes[i].Path, head)
 		}
 	})
@@ -113,6 +107,9 @@ func collect(ctx context.Context, g gitrun.Git, base, tree string, pathspecs []s
 		if c := &changes[i]; c.Triage == "" {
 			c.Triage, c.TriageReason = byContent(c.File, gen[i], attrs[c.Path])
 		}
+	}
+	if err := loadPatches(ctx, g, base, tree, changes); err != nil {
+		return nil, err
 	}
 	return changes, nil
 }
@@ -138,26 +135,79 @@ func attrOn(v string) bool  { return v == "set" || v == "true" }
 func attrOff(v string) bool { return v == "unset" || v == "false" }
 
 // linguistAttrs reads the linguist-generated and linguist-vendored
-// attributes (.gitattributes) of the changes' paths, as GitHub honours them.
-func linguistAttrs(ctx context.Context, g gitrun.Git, changes []change) (map[string]attrs, error) {
-	var in strings.Builder
-	for _, c := range changes {
-		in.WriteString(c.Path + "\x00")
+// attributes of the changes' paths, as GitHub honours them, from the
+// .gitattributes files of base, never from the change: a change may not
+// mark its own files generated or vendored and so out of review (one
+// .gitattributes line, "* linguist-generated", would skip them all). The
+// repository's info/attributes and the user's attributes file apply too;
+// they are the user's. Git 2.39 reads .gitattributes only from the work
+// tree or the index (no --source), so the base's files that can apply,
+// those in the directories above a changed path, go into a temporary
+// index that `check-attr --cached` reads.
+func linguistAttrs(ctx context.Context, g gitrun.Git, base string, changes []change) (map[string]attrs, error) {
+	out, err := g.Run(ctx, "rev-parse", "--show-cdup", "--show-prefix")
+	if err != nil {
+		return nil, fmt.Errorf("read attributes: %w", err)
 	}
-	out, err := g.RunInput(ctx, strings.NewReader(in.String()), "check-attr", "-z", "--stdin", "linguist-generated", "linguist-vendored")
+	cdup, prefix, _ := strings.Cut(string(out), "\n")
+	prefix = strings.TrimSuffix(prefix, "\n")
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range changes {
+		for dir := path.Dir(prefix + c.Path); !seen[dir]; dir = path.Dir(dir) {
+			seen[dir] = true
+			if !strings.Contains(dir, "\n") {
+				names = append(names, path.Join(dir, ".gitattributes"))
+			}
+			if dir == "." {
+				break
+			}
+		}
+	}
+	oids := make([]string, len(names))
+	if base != emptyTree {
+		specs := make([]string, len(names))
+		for i, n := range names {
+			specs[i] = base + ":" + n
+		}
+		if oids, err = g.Resolve(ctx, specs); err != nil {
+			return nil, fmt.Errorf("read attributes: %w", err)
+		}
+	}
+	var info, in strings.Builder
+	for i, oid := range oids {
+		if oid != "" {
+			fmt.Fprintf(&info, "100644 blob %s\t%s\x00", oid, names[i])
+		}
+	}
+	for _, c := range changes {
+		in.WriteString(prefix + c.Path + "\x00")
+	}
+	top := g
+	top.Dir = filepath.Join(g.Dir, cdup)
+	err = snapshot.WithEmptyIndex(ctx, top, func(tg gitrun.Git) error {
+		if info.Len() > 0 {
+			if _, err := tg.RunInput(ctx, strings.NewReader(info.String()), "update-index", "-z", "--index-info"); err != nil {
+				return err
+			}
+		}
+		out, err = tg.RunInput(ctx, strings.NewReader(in.String()), "check-attr", "--cached", "-z", "--stdin", "linguist-generated", "linguist-vendored")
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read attributes: %w", err)
 	}
 	m := map[string]attrs{}
 	f := strings.Split(string(out), "\x00")
 	for i := 0; i+2 < len(f); i += 3 {
-		a := m[f[i]]
+		p := strings.TrimPrefix(f[i], prefix)
+		a := m[p]
 		if f[i+1] == "linguist-generated" {
 			a.generated = f[i+2]
 		} else {
 			a.vendored = f[i+2]
 		}
-		m[f[i]] = a
+		m[p] = a
 	}
 	return m, nil
 }
