@@ -7,7 +7,6 @@ import (
 	"go/parser"
 	"go/token"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -140,74 +139,19 @@ func attrOff(v string) bool { return v == "unset" || v == "false" }
 // mark its own files generated or vendored and so out of review (one
 // .gitattributes line, "* linguist-generated", would skip them all). The
 // repository's info/attributes and the user's attributes file apply too;
-// they are the user's. Git 2.39 reads .gitattributes only from the work
-// tree or the index (no --source), so the base's files that can apply,
-// those in the directories above a changed path, go into a temporary
-// index that `check-attr --cached` reads.
+// they are the user's.
 func linguistAttrs(ctx context.Context, g gitrun.Git, base string, changes []change) (map[string]attrs, error) {
-	out, err := g.Run(ctx, "rev-parse", "--show-cdup", "--show-prefix")
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	values, err := snapshot.Attributes(ctx, g, base, paths, []string{"linguist-generated", "linguist-vendored"})
 	if err != nil {
-		return nil, fmt.Errorf("read attributes: %w", err)
-	}
-	cdup, prefix, _ := strings.Cut(string(out), "\n")
-	prefix = strings.TrimSuffix(prefix, "\n")
-	var names []string
-	seen := map[string]bool{}
-	for _, c := range changes {
-		for dir := path.Dir(prefix + c.Path); !seen[dir]; dir = path.Dir(dir) {
-			seen[dir] = true
-			if !strings.Contains(dir, "\n") {
-				names = append(names, path.Join(dir, ".gitattributes"))
-			}
-			if dir == "." {
-				break
-			}
-		}
-	}
-	oids := make([]string, len(names))
-	if base != emptyTree {
-		specs := make([]string, len(names))
-		for i, n := range names {
-			specs[i] = base + ":" + n
-		}
-		if oids, err = g.Resolve(ctx, specs); err != nil {
-			return nil, fmt.Errorf("read attributes: %w", err)
-		}
-	}
-	var info, in strings.Builder
-	for i, oid := range oids {
-		if oid != "" {
-			fmt.Fprintf(&info, "100644 blob %s\t%s\x00", oid, names[i])
-		}
-	}
-	for _, c := range changes {
-		in.WriteString(prefix + c.Path + "\x00")
-	}
-	top := g
-	top.Dir = filepath.Join(g.Dir, cdup)
-	err = snapshot.WithEmptyIndex(ctx, top, func(tg gitrun.Git) error {
-		if info.Len() > 0 {
-			if _, err := tg.RunInput(ctx, strings.NewReader(info.String()), "update-index", "-z", "--index-info"); err != nil {
-				return err
-			}
-		}
-		out, err = tg.RunInput(ctx, strings.NewReader(in.String()), "check-attr", "--cached", "-z", "--stdin", "linguist-generated", "linguist-vendored")
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read attributes: %w", err)
+		return nil, err
 	}
 	m := map[string]attrs{}
-	f := strings.Split(string(out), "\x00")
-	for i := 0; i+2 < len(f); i += 3 {
-		p := strings.TrimPrefix(f[i], prefix)
-		a := m[p]
-		if f[i+1] == "linguist-generated" {
-			a.generated = f[i+2]
-		} else {
-			a.vendored = f[i+2]
-		}
-		m[p] = a
+	for p, v := range values {
+		m[p] = attrs{generated: v["linguist-generated"], vendored: v["linguist-vendored"]}
 	}
 	return m, nil
 }

@@ -143,6 +143,9 @@ func keptWorkTree(ctx context.Context, g gitrun.Git, max int64, seed string, kee
 		if err := addAll(ctx, tg, large); err != nil {
 			return err
 		}
+		if err := asOnDisk(ctx, tg); err != nil {
+			return err
+		}
 		var err error
 		if tree, err = tg.Str(ctx, "write-tree"); err != nil {
 			return fmt.Errorf("snapshot: %w", err)
