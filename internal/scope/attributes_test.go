@@ -274,3 +274,22 @@ func TestAttributesInSubdirectory(t *testing.T) {
 	}
 	shows(t, "diff.patch", diff, hidden)
 }
+
+// TestFixerIdent: a fixer that turns on `ident` for Go files cannot have
+// the snapshot collapse the code it hid between "$Id:" and "$".
+func TestFixerIdent(t *testing.T) {
+	r := newRepo(t)
+	r.write("a.go", goBase)
+	r.commit("base")
+	r.write("a.go", strings.Replace(goBase, "func A", "// A does nothing.\nfunc A", 1))
+	prev, _ := r.detect(Request{Uncommitted: true})
+	r.write(".gitattributes", "*.go ident\n")
+	r.write("a.go", strings.Replace(goBase, "func A() {\n", "// A does nothing.\nfunc A() {\n\t/*$Id: */ os.RemoveAll(\"/\") /*$*/\n", 1))
+	_, diff, fix, err := Next(context.Background(), r.dir, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "+\t/*$Id: */ os.RemoveAll(\"/\") /*$*/\n"
+	shows(t, "fix.patch", fix, line, "+*.go ident\n")
+	shows(t, "diff.patch", diff, line)
+}
