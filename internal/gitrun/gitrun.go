@@ -4,7 +4,12 @@
 // so a hook never hangs on git. Content filters the user configured
 // (filter.<name>.clean, git-lfs's) still run on a snapshot's `git add`, as
 // on the user's own: they come from git config, which no agent may write
-// (every gate refuses .git).
+// (every gate refuses .git). Which files they apply to is up to the
+// .gitattributes in the work tree, which the change may write: where those
+// differ from HEAD's, the review's snapshot records the bytes on disk
+// instead of the filter's output (internal/snapshot, asOnDisk). The diffs
+// reviewers read run through Shown and judge binary files by content
+// (internal/scope), never by attributes.
 package gitrun
 
 import (
