@@ -88,8 +88,13 @@ func regular(mode string) bool { return mode == "100644" || mode == "100755" }
 // attributes, so that neither the change nor the repository can hide a
 // text file behind `-diff`, `binary` or a diff driver. newHead, when not
 // nil, is called with the head of each change's new side (for the
-// generated-code markers). One `git cat-file --batch` reads them all.
+// generated-code markers, which read headBytes; without it 8000 bytes are
+// read). One `git cat-file --batch` reads them all.
 func judge(ctx context.Context, g gitrun.Git, changes []change, newHead func(i int, head []byte)) error {
+	n := binaryBytes
+	if newHead != nil {
+		n = headBytes
+	}
 	type side struct{ i, n int } // n: 0 old, 1 new
 	want := map[string][]side{}
 	for i, c := range changes {
@@ -102,7 +107,7 @@ func judge(ctx context.Context, g gitrun.Git, changes []change, newHead func(i i
 			}
 		}
 	}
-	return g.Heads(ctx, slices.Sorted(maps.Keys(want)), headBytes, func(blob string, head []byte) {
+	return g.Heads(ctx, slices.Sorted(maps.Keys(want)), n, func(blob string, head []byte) {
 		bin := isBinary(head)
 		for _, s := range want[blob] {
 			c := &changes[s.i]
