@@ -95,15 +95,15 @@ func judge(ctx context.Context, g gitrun.Git, changes []change, newHead func(i i
 	if newHead != nil {
 		n = headBytes
 	}
-	type side struct{ i, n int } // n: 0 old, 1 new
+	type side struct{ i, k int } // k: 0 old, 1 new
 	want := map[string][]side{}
 	for i, c := range changes {
 		if c.Triage == "skip" {
 			continue
 		}
-		for n, s := range [2]struct{ mode, blob string }{{c.oldMode, c.oldBlob}, {c.newMode, c.blob}} {
+		for k, s := range [2]struct{ mode, blob string }{{c.oldMode, c.oldBlob}, {c.newMode, c.blob}} {
 			if regular(s.mode) || (s.mode == modeLink && c.Status == "type-changed") {
-				want[s.blob] = append(want[s.blob], side{i, n})
+				want[s.blob] = append(want[s.blob], side{i, k})
 			}
 		}
 	}
@@ -112,15 +112,15 @@ func judge(ctx context.Context, g gitrun.Git, changes []change, newHead func(i i
 		for _, s := range want[blob] {
 			c := &changes[s.i]
 			mode := c.oldMode
-			if s.n == 1 {
+			if s.k == 1 {
 				mode = c.newMode
 			}
 			if mode == modeLink {
-				c.link[s.n] = head
+				c.link[s.k] = head
 				continue
 			}
 			c.Binary = c.Binary || bin
-			if s.n == 1 && newHead != nil {
+			if s.k == 1 && newHead != nil {
 				newHead(s.i, head)
 			}
 		}
