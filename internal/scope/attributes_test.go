@@ -171,6 +171,7 @@ func TestBinarySections(t *testing.T) {
 	r.write("gone.bin", blob("g"))
 	r.write("old/name.bin", blob("r"))
 	r.write("q\"uote\\d.bin", blob("q"))
+	r.write("tab\there.bin", blob("t"))
 	r.write("link.bin", blob("l"))
 	r.write("é.bin", blob("e"))
 	r.commit("base")
@@ -182,6 +183,7 @@ func TestBinarySections(t *testing.T) {
 	r.git("rm", "-q", "gone.bin", "old/name.bin")
 	r.write("new/name.bin", blob("r")+"x")
 	r.write("q\"uote\\d.bin", blob("Q"))
+	r.write("tab\there.bin", blob("T"))
 	r.write("é.bin", blob("E"))
 	r.git("rm", "-q", "link.bin")
 	if err := os.Symlink("mode.bin", filepath.Join(r.dir, "link.bin")); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -169,6 +170,11 @@ func asOnDisk(ctx context.Context, tg gitrun.Git) error {
 	now := parseAttrs(out, "")
 	var raw []string
 	for _, p := range paths {
+		// An entry with no regular file behind it (skip-worktree, in a
+		// sparse checkout) was not read by git add either.
+		if fi, err := os.Lstat(filepath.Join(top.Dir, filepath.FromSlash(p))); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
 		for _, a := range conversions {
 			if now[p][a] != before[p][a] {
 				raw = append(raw, p)

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -88,5 +89,30 @@ func TestWorkTreeKeepsHeadConversions(t *testing.T) {
 	}
 	if got := blob(t, r, tree, "docs/b.md"); got != "$Id: hidden $\n" {
 		t.Errorf("docs/b.md recorded as %q, want the bytes on disk", got)
+	}
+}
+
+// TestWorkTreeAsOnDiskSparse: an index entry with no file behind it
+// (skip-worktree, as in a sparse checkout) is left as it is.
+func TestWorkTreeAsOnDiskSparse(t *testing.T) {
+	r := newRepo(t)
+	r.write("away.go", "package a\n")
+	r.write("a.go", "package a\n")
+	r.commit("base")
+	r.git("update-index", "--skip-worktree", "away.go")
+	if err := os.Remove(filepath.Join(r.dir, "away.go")); err != nil {
+		t.Fatal(err)
+	}
+	r.write(".gitattributes", "*.go ident\n")
+	r.write("a.go", "package a /*$Id: x $*/\n")
+	tree, _, err := WorkTree(context.Background(), gitrun.Git{Dir: r.dir}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := blob(t, r, tree, "away.go"); got != "package a\n" {
+		t.Errorf("away.go recorded as %q", got)
+	}
+	if got := blob(t, r, tree, "a.go"); got != "package a /*$Id: x $*/\n" {
+		t.Errorf("a.go recorded as %q", got)
 	}
 }
