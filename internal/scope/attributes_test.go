@@ -42,16 +42,23 @@ func shows(t *testing.T, name string, patch []byte, lines ...string) {
 func TestFixerAttributes(t *testing.T) {
 	r := newRepo(t)
 	r.write("a.go", goBase)
+	r.write("logo.png", pngHeader+"old")
 	r.commit("base")
 	r.write("a.go", strings.Replace(goBase, "func A", "// A does nothing.\nfunc A", 1))
 	prev, _ := r.detect(Request{Uncommitted: true})
 
 	r.write(".gitattributes", "* -diff\n")
 	r.write("a.go", strings.Replace(goAttack, "func A", "// A does nothing.\nfunc A", 1))
+	r.write("logo.png", pngHeader+"new")
 	next, diff, fix, err := Next(context.Background(), r.dir, prev)
 	if err != nil {
 		t.Fatal(err)
 	}
+	const png = "Binary files a/logo.png and b/logo.png differ\n"
+	if !bytes.Contains(fix, []byte(png)) || bytes.Contains(fix, []byte("PNG")) {
+		t.Errorf("fix.patch shows logo.png other than as binary:\n%q", fix)
+	}
+	fix = bytes.Replace(fix, []byte(png), nil, 1)
 	shows(t, "fix.patch", fix, hidden, "+* -diff\n")
 	shows(t, "diff.patch", diff, hidden, "+* -diff\n")
 	if f := file(t, next, "a.go"); f.Binary || f.Added != 2 || f.Triage != "normal" {

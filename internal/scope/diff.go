@@ -156,10 +156,13 @@ func judge(ctx context.Context, g gitrun.Git, changes []change, newHead func(i i
 // is written here (binarySections), so git never decides what is binary.
 // Sections are matched to changes by name: a type change (file ↔ symlink,
 // file ↔ submodule) is two sections, a deletion and a creation, of one
-// changed file.
-func loadPatches(ctx context.Context, g gitrun.Git, base, tree string, changes []change) error {
+// changed file. whole says changes are the project's whole listing and none
+// is skipped (fix.patch): git is then given the project and the binary
+// files to leave out, not every name, which a fixer that touched 50,000
+// files would push past the limit of a command line.
+func loadPatches(ctx context.Context, g gitrun.Git, base, tree string, changes []change, whole bool) error {
 	index := map[string]int{}
-	var specs []string
+	var specs, binary []string
 	for i, c := range changes {
 		if c.Triage == "skip" {
 			continue
@@ -174,6 +177,10 @@ func loadPatches(ctx context.Context, g gitrun.Git, base, tree string, changes [
 			for _, f := range files {
 				fillLines(&changes[i], f)
 			}
+			binary = append(binary, ":(exclude,literal)"+c.Path)
+			if c.OldPath != "" {
+				binary = append(binary, ":(exclude,literal)"+c.OldPath)
+			}
 			continue
 		}
 		index[c.Path] = i
@@ -184,6 +191,9 @@ func loadPatches(ctx context.Context, g gitrun.Git, base, tree string, changes [
 	}
 	if len(specs) == 0 {
 		return nil
+	}
+	if whole {
+		specs = append([]string{".", snapshot.ExcludeState}, binary...)
 	}
 	patch, err := g.Shown().Run(ctx, append(append([]string{"diff"}, diffArgs...), append([]string{base, tree, "--"}, specs...)...)...)
 	if err != nil {

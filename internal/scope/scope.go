@@ -665,7 +665,7 @@ func Next(ctx context.Context, root string, prev Context, contain ...Contain) (n
 	if err := judge(ctx, g, fixed, nil); err != nil {
 		return Context{}, nil, nil, fmt.Errorf("fix diff: %w", err)
 	}
-	if err := loadPatches(ctx, g, prev.Tree, tree, fixed); err != nil {
+	if err := loadPatches(ctx, g, prev.Tree, tree, fixed, true); err != nil {
 		return Context{}, nil, nil, fmt.Errorf("fix diff: %w", err)
 	}
 	for _, c := range fixed {

@@ -107,7 +107,7 @@ func collect(ctx context.Context, g gitrun.Git, base, tree string, pathspecs []s
 			c.Triage, c.TriageReason = byContent(c.File, c.Binary && c.opaque, gen[i], attrs[c.Path])
 		}
 	}
-	if err := loadPatches(ctx, g, base, tree, changes); err != nil {
+	if err := loadPatches(ctx, g, base, tree, changes, false); err != nil {
 		return nil, err
 	}
 	return changes, nil
