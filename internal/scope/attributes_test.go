@@ -236,9 +236,9 @@ func TestChangeMarksItselfGenerated(t *testing.T) {
 		got[f.Path] = f.Triage + " " + f.TriageReason
 	}
 	want := map[string]string{
-		".gitattributes":     "normal ",
+		".gitattributes":     "deep git attributes",
 		"a.go":               "normal ",
-		"sub/.gitattributes": "normal ",
+		"sub/.gitattributes": "deep git attributes",
 		"sub/b.go":           "normal ",
 		"gen/x.go":           "skip generated (linguist-generated)", // the base said so
 	}

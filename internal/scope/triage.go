@@ -213,10 +213,14 @@ func byContent(f File, opaque bool, gen string, a attrs) (string, string) {
 	return byRole(f.Path)
 }
 
-// byRole is deep for CI configuration and sensitive path words, else
-// normal.
+// byRole is deep for CI configuration, .gitattributes (which choose the
+// filters, drivers and conversions git runs on the files) and sensitive
+// path words, else normal.
 func byRole(p string) (string, string) {
 	lower := strings.ToLower(p)
+	if path.Base(lower) == ".gitattributes" {
+		return "deep", "git attributes"
+	}
 	for _, ci := range ciPaths {
 		if lower == strings.TrimSuffix(ci, "/") || strings.HasPrefix(lower, ci) {
 			return "deep", "CI configuration"
