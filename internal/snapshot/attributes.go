@@ -102,28 +102,20 @@ func parseAttrs(out []byte, prefix string) map[string]map[string]string {
 var conversions = []string{"text", "eol", "crlf", "ident", "filter", "working-tree-encoding"}
 
 // asOnDisk makes the snapshot in tg's index record the bytes on disk of
-// every regular file whose conversions (text, eol, crlf, ident, filter,
-// working-tree-encoding) the work tree's .gitattributes set otherwise than
-// HEAD's: a change, or a fixer, that adds `*.go ident` would else have
-// `/*$Id: */ evil() /*$*/` recorded as `/*$Id$*/`, and
-// `working-tree-encoding`, a filter or an end-of-line rule would show
-// reviewers other code than the one on disk. The conversions HEAD's
-// attributes ask for (the user's git-lfs, say) stay. Without a changed
-// .gitattributes this costs one `git diff-index` over .gitattributes
-// paths.
+// every regular file under tg's directory whose conversions (text, eol,
+// crlf, ident, filter, working-tree-encoding) the work tree's
+// .gitattributes set otherwise than HEAD's: a change, or a fixer, that adds
+// `*.go ident` would else have `/*$Id: */ evil() /*$*/` recorded as
+// `/*$Id$*/`, and `working-tree-encoding`, a filter or an end-of-line rule
+// would show reviewers other code than the one on disk. The conversions
+// HEAD's attributes ask for (the user's git-lfs, say) stay. Without a
+// changed .gitattributes this costs a `git diff-index` and a listing of
+// the ignored .gitattributes (one directory walk that skips ignored
+// directories).
 func asOnDisk(ctx context.Context, tg gitrun.Git) error {
-	spec := []string{"--", ":(top,glob)**/.gitattributes"}
-	base := "HEAD"
-	out, err := tg.Run(ctx, append([]string{"diff-index", "--cached", "--name-only", "-z", "--no-renames", base}, spec...)...)
-	if err != nil { // no commit yet: every .gitattributes is new
-		base = emptyTree
-		out, err = tg.Run(ctx, append([]string{"diff-index", "--cached", "--name-only", "-z", "--no-renames", base}, spec...)...)
-	}
-	if err != nil {
-		return fmt.Errorf("snapshot: compare attributes: %w", err)
-	}
-	if len(out) == 0 {
-		return nil
+	changed, base, prefix, err := changedAttributes(ctx, tg)
+	if err != nil || len(changed) == 0 {
+		return err
 	}
 	cdup, err := tg.Str(ctx, "rev-parse", "--show-cdup")
 	if err != nil {
@@ -132,14 +124,14 @@ func asOnDisk(ctx context.Context, tg gitrun.Git) error {
 	top := tg
 	top.Dir = filepath.Join(tg.Dir, cdup)
 	specs := []string{"--"}
-	for _, f := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+	for _, f := range changed {
 		if dir := path.Dir(f); dir == "." {
 			specs = append(specs, ".")
 		} else {
 			specs = append(specs, ":(literal)"+dir+"/")
 		}
 	}
-	out, err = top.Run(ctx, append([]string{"ls-files", "--stage", "-z"}, specs...)...)
+	out, err := top.Run(ctx, append([]string{"ls-files", "--stage", "-z"}, specs...)...)
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
@@ -147,7 +139,7 @@ func asOnDisk(ctx context.Context, tg gitrun.Git) error {
 	var paths []string
 	for _, rec := range strings.Split(string(out), "\x00") {
 		meta, p, ok := strings.Cut(rec, "\t")
-		if f := strings.Fields(meta); ok && len(f) == 3 && (f[0] == "100644" || f[0] == "100755") && !strings.Contains(p, "\n") {
+		if f := strings.Fields(meta); ok && len(f) == 3 && (f[0] == "100644" || f[0] == "100755") && strings.HasPrefix(p, prefix) {
 			modes[p] = f[0]
 			paths = append(paths, p)
 		}
@@ -205,4 +197,80 @@ func asOnDisk(ctx context.Context, tg gitrun.Git) error {
 		return fmt.Errorf("snapshot: record files as on disk: %w", err)
 	}
 	return nil
+}
+
+// changedAttributes lists the .gitattributes files, relative to the top
+// of the work tree, that `git add` in tg's directory read and that differ
+// from HEAD's (base, the empty tree without a commit): those tg's index
+// holds and HEAD does not hold alike, the ignored ones (git add reads them
+// but records none, so a fixer that ignores its .gitattributes is still
+// seen) and those in the directories above tg's (compared on disk). prefix
+// is tg's directory relative to the top ("" or "dir/").
+func changedAttributes(ctx context.Context, tg gitrun.Git) (changed []string, base, prefix string, err error) {
+	base = "HEAD"
+	diff := func(base string) ([]byte, error) {
+		return tg.Run(ctx, "diff-index", "--cached", "--name-only", "-z", "--no-renames", base, "--", ":(top,glob)**/.gitattributes")
+	}
+	out, err := diff(base)
+	if err != nil { // no commit yet: every .gitattributes is new
+		base = emptyTree
+		out, err = diff(base)
+	}
+	if err != nil {
+		return nil, "", "", fmt.Errorf("snapshot: compare attributes: %w", err)
+	}
+	changed = names(out)
+	out, err = tg.Run(ctx, "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "--full-name", "-z", "--", ":(glob)**/.gitattributes")
+	if err != nil {
+		return nil, "", "", fmt.Errorf("snapshot: list ignored attributes: %w", err)
+	}
+	for _, f := range names(out) {
+		if path.Base(f) == ".gitattributes" {
+			changed = append(changed, f)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(tg.Dir, ".git")); err == nil {
+		return changed, base, "", nil // the top: nothing above it
+	}
+	if prefix, err = tg.Str(ctx, "rev-parse", "--show-prefix"); err != nil || prefix == "" {
+		return changed, base, prefix, err
+	}
+	var above []string
+	for dir := path.Dir(strings.TrimSuffix(prefix, "/")); ; dir = path.Dir(dir) {
+		above = append(above, path.Join(dir, ".gitattributes"))
+		if dir == "." {
+			break
+		}
+	}
+	cdup := strings.Repeat("../", strings.Count(prefix, "/"))
+	heads := make([]string, len(above))
+	if base != emptyTree {
+		specs := make([]string, len(above))
+		for i, f := range above {
+			specs[i] = base + ":" + f
+		}
+		if heads, err = tg.Resolve(ctx, specs); err != nil {
+			return nil, "", "", fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	for i, f := range above {
+		disk := ""
+		if _, err := os.Lstat(filepath.Join(tg.Dir, cdup, f)); err == nil {
+			if disk, err = tg.Str(ctx, "hash-object", "--no-filters", "--", cdup+f); err != nil {
+				return nil, "", "", fmt.Errorf("snapshot: %w", err)
+			}
+		}
+		if disk != heads[i] {
+			changed = append(changed, f)
+		}
+	}
+	return changed, base, prefix, nil
+}
+
+// names splits NUL-terminated names.
+func names(out []byte) []string {
+	if len(out) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 }

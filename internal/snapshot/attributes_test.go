@@ -116,3 +116,42 @@ func TestWorkTreeAsOnDiskSparse(t *testing.T) {
 		t.Errorf("a.go recorded as %q", got)
 	}
 }
+
+// TestWorkTreeAsOnDiskBelowTop: a project root below the top of the work
+// tree, whose .gitattributes above it changed.
+func TestWorkTreeAsOnDiskBelowTop(t *testing.T) {
+	r := newRepo(t)
+	r.write("svc/a.go", "package a\n")
+	r.commit("base")
+	r.write(".gitattributes", "*.go ident\n")
+	const evil = "package a /*$Id: */ var X = 1 /*$*/\n"
+	r.write("svc/a.go", evil)
+	tree, _, err := WorkTree(context.Background(), gitrun.Git{Dir: filepath.Join(r.dir, "svc")}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := blob(t, r, tree, "svc/a.go"); got != evil {
+		t.Errorf("svc/a.go recorded as %q, on disk %q", got, evil)
+	}
+}
+
+// TestWorkTreeAsOnDiskIgnored: a .gitattributes the fixer also ignores
+// (.gitignore) is read by git add but in no snapshot; it counts all the
+// same.
+func TestWorkTreeAsOnDiskIgnored(t *testing.T) {
+	r := newRepo(t)
+	r.write("a.go", "package a\n")
+	r.write("build/.gitattributes", "*.go ident\n") // in an ignored directory: applies to nothing recorded
+	r.commit("base")
+	r.write(".gitignore", ".gitattributes\nbuild/\n")
+	r.write(".gitattributes", "*.go ident\n")
+	const evil = "package a /*$Id: */ var X = 1 /*$*/\n"
+	r.write("a.go", evil)
+	tree, _, err := WorkTree(context.Background(), gitrun.Git{Dir: r.dir}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := blob(t, r, tree, "a.go"); got != evil {
+		t.Errorf("a.go recorded as %q, on disk %q", got, evil)
+	}
+}
