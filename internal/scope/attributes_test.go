@@ -340,3 +340,25 @@ func TestTextWithNUL(t *testing.T) {
 		t.Errorf("a NUL byte in diff.patch:\n%q", diff)
 	}
 }
+
+// TestIsBinary: git's rule for binary, and which binary files are no
+// text at all.
+func TestIsBinary(t *testing.T) {
+	for _, tc := range []struct {
+		name, head     string
+		binary, opaque bool
+	}{
+		{"text", "package a\n", false, false},
+		{"PNG", pngHeader, true, true},
+		{"low control bytes", "\x00\x01\x02", true, true},
+		{"invalid UTF-8", "a\x00\xff\xfe", true, true},
+		{"JavaScript with a NUL", "// \x00\nconsole.log(1)\n", true, false},
+		{"UTF-16LE", "h\x00i\x00\r\x00\n\x00", true, false},
+		{"NUL past 8000 bytes", strings.Repeat("a", 8000) + "\x00", false, false},
+		{"UTF-8 cut at 8000 bytes", "\x00" + strings.Repeat("é", 4000), true, false},
+	} {
+		if b, o := isBinary([]byte(tc.head)); b != tc.binary || o != tc.opaque {
+			t.Errorf("%s: binary %v opaque %v, want %v %v", tc.name, b, o, tc.binary, tc.opaque)
+		}
+	}
+}

@@ -35,13 +35,21 @@ var diffArgs = slices.Concat(listArgs, []string{"-U3", "--text"})
 const binaryBytes = 8000
 
 // isBinary reports whether a file starting with head is binary by git's
-// rule, and opaque whether it is also no UTF-8 text: a NUL byte in text
-// that is otherwise valid UTF-8 is how a JavaScript, C or shell file, which
-// their tools run all the same, would pass for binary.
+// rule, and opaque whether it is also no text: not valid UTF-8, or a
+// control byte other than NUL, tab, line and page breaks and escape. A NUL
+// byte in text that is otherwise plain is how a JavaScript, C or shell
+// file, which their tools run all the same, would pass for binary.
 func isBinary(head []byte) (binary, opaque bool) {
 	head = head[:min(len(head), binaryBytes)]
 	if bytes.IndexByte(head, 0) < 0 {
 		return false, false
+	}
+	for _, b := range head {
+		switch {
+		case b == 0, b == '\t', b == '\n', b == '\v', b == '\f', b == '\r', b == 0x1b:
+		case b < 0x20, b == 0x7f:
+			return true, true
+		}
 	}
 	if len(head) == binaryBytes { // a character may straddle the cut
 		for i := 1; i < utf8.UTFMax && i <= len(head); i++ {
