@@ -658,13 +658,18 @@ func Next(ctx context.Context, root string, prev Context, contain ...Contain) (n
 	if err != nil {
 		return Context{}, nil, nil, err
 	}
-	fix, err = g.Run(ctx, append(append([]string{"diff"}, diffArgs...), prev.Tree, tree, "--", ".", snapshot.ExcludeState)...)
-	if err != nil {
-		return Context{}, nil, nil, fmt.Errorf("fix diff: %w", err)
-	}
 	fixed, err := listChanges(ctx, g, prev.Tree, tree, []string{"."})
 	if err != nil {
 		return Context{}, nil, nil, err
+	}
+	if err := judge(ctx, g, fixed, nil); err != nil {
+		return Context{}, nil, nil, fmt.Errorf("fix diff: %w", err)
+	}
+	if err := loadPatches(ctx, g, prev.Tree, tree, fixed, true); err != nil {
+		return Context{}, nil, nil, fmt.Errorf("fix diff: %w", err)
+	}
+	for _, c := range fixed {
+		fix = append(fix, c.patch...)
 	}
 	var specs []string
 	for _, f := range slices.Concat(prev.Files, files(fixed)) {

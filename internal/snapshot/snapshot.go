@@ -358,7 +358,7 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 // (kept, its checksum).
 func worktree(ctx context.Context, g gitrun.Git, max int64, seed string, keep bool) (tree, index string, large []LargeFile, kept string, err error) {
 	err = both(func() (err error) {
-		tree, large, kept, err = keptWorkTree(ctx, g, max, seed, keep)
+		tree, large, kept, err = keptWorkTree(ctx, g, max, seed, keep, false)
 		return err
 	}, func() (err error) {
 		index, err = IndexTree(ctx, g)
