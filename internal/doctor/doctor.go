@@ -1,8 +1,9 @@
 // Package doctor checks a whetstone installation for `whetstone doctor`:
 // the binary against its plugin, the plugin's files, Go, the clients, the
-// project's whetstone.json and its trust, the sandbox, the signing key, .whetstone/ and git. It reads the project
-// through internal/app and changes nothing (a probe file it creates it
-// removes); the hooks never call it.
+// project's whetstone.json and its trust, the sandbox, the signing key,
+// .whetstone/ and git. It reads the project through internal/app and
+// changes nothing (a probe file it creates it removes); the hooks never
+// call it.
 package doctor
 
 import (
