@@ -52,8 +52,12 @@ func (a *App) contained(ctx context.Context, proj Project, src config.Source) (c
 	if ok {
 		return src.File, nil
 	}
-	return src.File.Contained(), []string{fmt.Sprintf("%s asks for %s, which weaken containment and apply only once you trust this exact file; they are ignored in this run. To trust it, run `%s` in %s (docs/security.md).",
-		config.FileName, strings.Join(weak, ", "), trustCommand(ctx, proj.Root, src), proj.Root)}
+	what := "a setting that weakens containment and applies only once you trust this exact file; it is ignored in this run"
+	if len(weak) > 1 {
+		what = "settings that weaken containment and apply only once you trust this exact file; they are ignored in this run"
+	}
+	return src.File.Contained(), []string{fmt.Sprintf("%s asks for %s, %s. To trust it, run `%s` in %s (docs/security.md).",
+		config.FileName, strings.Join(weak, ", "), what, trustCommand(ctx, proj.Root, src), proj.Root)}
 }
 
 // trustCommand is the command that trusts src: `whetstone trust` trusts

@@ -97,8 +97,8 @@ func configChecks(a *app.App, root string) (config.File, []Check) {
 		return src.File, []Check{{Name: "config", Level: OK, Detail: "whetstone.json at HEAD is trusted (whetstone trust) and enables " + strings.Join(weak, ", ")}}
 	}
 	c := Check{Name: "config", Level: Warn,
-		Detail: fmt.Sprintf("whetstone.json at HEAD asks for %s, which weaken containment; the file is not trusted, so runs ignore them", strings.Join(weak, ", ")),
-		Fix:    "read the file, then run `whetstone trust` to apply them; or remove them from whetstone.json (docs/security.md)"}
+		Detail: fmt.Sprintf("whetstone.json at HEAD asks for %s (%s containment); the file is not trusted, so runs ignore %s", strings.Join(weak, ", "), map[bool]string{true: "weakens", false: "weaken"}[len(weak) == 1], map[bool]string{true: "it", false: "them"}[len(weak) == 1]),
+		Fix:    "read the file, then run `whetstone trust` to apply it; or take the setting out of whetstone.json (docs/security.md)"}
 	if err != nil {
 		c.Detail += " (" + err.Error() + ")"
 	}
