@@ -100,13 +100,14 @@ func standardRun(t *testing.T) ([]iterationCost, string, *app.App, app.Project, 
 	git("init", "-q", "-b", "main")
 	git("remote", "add", "origin", "https://github.com/whetstone-dev/notes.git")
 	copyDir(filepath.Join(root, "testdata", "demo", "base"))
-	git("add", "-A")
-	git("commit", "-q", "-m", "notes: a store of short notes")
-	copyDir(filepath.Join(root, "testdata", "demo", "change"))
 	// No signals: they run go build and vet, which cost time, not text.
+	// The run reads whetstone.json at the change's base.
 	if err := os.WriteFile(filepath.Join(dir, "whetstone.json"), []byte(`{"checks": false}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "notes: a store of short notes")
+	copyDir(filepath.Join(root, "testdata", "demo", "change"))
 	t.Chdir(dir)
 
 	a := &app.App{Now: func() time.Time { return fixtureAt }, Getenv: testGetenv, Log: io.Discard, Stderr: io.Discard}
