@@ -297,9 +297,12 @@ func TestStandardRunCost(t *testing.T) {
 	// five and the fixer) and the run do not, and are held to what this
 	// tree reaches (60 %, 96 603 B, with each one-line lens's evidence bar
 	// and "Not yours" list; docs/performance.md says what is left), so a
-	// text that grows again fails here.
+	// text that grows again fails here. Since issue 28 the demo's
+	// whetstone.json is committed at the base (a run reads it there), no
+	// longer a changed file of iteration 1: that iteration reads 942 B
+	// less (48 424 B), iteration 2 is the same 29 428 B, which is 61 %.
 	const before = 130950
-	for i, bound := range map[int]float64{2: 0.60, 3: 0.40} {
+	for i, bound := range map[int]float64{2: 0.61, 3: 0.40} {
 		if got := float64(costs[i-1].briefs+costs[i-1].dispatch+costs[i-1].tasks+costs[i-1].instructions+costs[i-1].reads) / float64(first); got > bound {
 			t.Errorf("iteration %d costs %.0f %% of iteration 1, want at most %.0f %%", i, 100*got, 100*bound)
 		}

@@ -27,7 +27,7 @@ func gitIn(t testing.TB, dir string, args ...string) {
 func commitConfig(t testing.TB, dir string) {
 	t.Helper()
 	gitIn(t, dir, "add", "whetstone.json")
-	gitIn(t, dir, "commit", "-q", "-m", "config", "--", "whetstone.json")
+	gitIn(t, dir, "commit", "-q", "--allow-empty", "-m", "config") // only whetstone.json is staged
 }
 
 // trustConfig trusts dir's whetstone.json as `whetstone trust` does.
