@@ -105,3 +105,21 @@ func TestWeakening(t *testing.T) {
 		t.Errorf("Weakening(if-available) = %v", f.Weakening())
 	}
 }
+
+// BenchmarkLoadAt is what reading whetstone.json at the base adds to the
+// start of a run: three git processes (rev-parse, ls-tree, cat-file).
+func BenchmarkLoadAt(b *testing.B) {
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"depth": "quick", "sandbox": "off"}`), 0o644)
+	for _, args := range [][]string{{"init", "-q"}, {"add", FileName}, {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "config"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		if src, err := LoadAt(ctx, dir, "HEAD"); err != nil || src.File.Depth != "quick" {
+			b.Fatalf("LoadAt = %+v, %v", src, err)
+		}
+	}
+}
