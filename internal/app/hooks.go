@@ -442,14 +442,22 @@ func agentName(agentType string) string {
 	return name
 }
 
-// dispatchGate lets the orchestrator launch the agents the phase expects
-// and denies the rest. It reads the verified state the hook already holds
-// and writes nothing: the instance is recorded when it starts
-// (subagent-start, under the lock), where the phase is checked again.
+// dispatchGate lets the orchestrator launch the agents the phase expects,
+// each with its job line and nothing else, and denies the rest. It reads
+// the verified state the hook already holds and writes nothing: the
+// instance is recorded when it starts (subagent-start, under the lock),
+// where the phase is checked again.
 func (a *App) dispatchGate(p hook.Payload, body []byte) (*hook.Response, error) {
 	name := agentName(p.Dispatch)
 	if name == "" {
 		return nil, nil // other plugins' and built-in agents are not ours to gate
+	}
+	// The whole call, not only its prompt: a field beside the job line
+	// (a resumed or forked conversation, items, another model) would
+	// start the agent with context whetstone did not give it.
+	if why := client.CheckDispatch(p); why != "" && !loop.Phase(gjson.GetBytes(body, "phase").String()).Ended() {
+		return hook.Deny(fmt.Sprintf("whetstone run %s: a dispatch of %s may carry only %s, and %s, so it is refused: dispatch it again with the input of its %s line, unchanged.",
+			gjson.GetBytes(body, "run_id").String(), p.Dispatch, client.DispatchFieldList(client.Of(p)), why, strings.TrimSpace(loop.DispatchMarker))), nil
 	}
 	prompt := p.ToolInput.Get("prompt").String()
 	if mayDispatch(body, name, prompt) {
