@@ -14,7 +14,7 @@
 // exactly one export, and its helpers stay inside it.
 import type { Plugin } from "@opencode-ai/plugin"
 import { spawnSync } from "node:child_process"
-import { existsSync, readFileSync, readdirSync } from "node:fs"
+import { existsSync, lstatSync, readFileSync, readdirSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -59,7 +59,10 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   // Child sessions that were given their task (subagent-start's context).
   const briefed = new Set<string>()
   const bin = findBinary()
-  if (!bin) console.error("whetstone: no whetstone binary found (WHETSTONE_BIN, the package's bin/, PATH); whetstone enforces nothing")
+  // What a user does when whetstone cannot run, for the refusals below.
+  const FIX =
+    "Reinstall the whetstone package (its bin/ carries the binaries), run `whetstone install opencode` again, set WHETSTONE_BIN, or in a source checkout run `make build`."
+  if (!bin) console.error(`whetstone: no whetstone binary found (WHETSTONE_BIN, the package's bin/, PATH); nothing is reviewed, and a session whose review run is in progress has every tool call refused. ${FIX}`)
 
   // findBinary: $WHETSTONE_BIN; the installed path; the package's prebuilt
   // bin/<goos>-<goarch>/whetstone; a source checkout's bin/whetstone
@@ -140,13 +143,46 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     return event === "subagent-start" ? 60_000 : 120_000
   }
 
+  // running reports whether root session has a review run in progress in
+  // the project: whetstone keeps .whetstone/active/<session> while it does
+  // (app.markActive), under the project root as the binary finds it (the
+  // nearest ancestor holding .git, else the directory). A session id that
+  // cannot name a file counts any run of the project; what cannot be read
+  // counts as a run. For when the binary cannot be run at all.
+  function running(session: string): boolean {
+    let proj = directory
+    for (let d = directory; ; d = path.dirname(d)) {
+      if (exists(path.join(d, ".git"))) {
+        proj = d
+        break
+      }
+      if (path.dirname(d) === d) break
+    }
+    const active = path.join(proj, ".whetstone", "active")
+    if (!exists(path.join(proj, ".whetstone")) || !exists(active)) return false
+    if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(session)) return exists(path.join(active, session))
+    try {
+      return readdirSync(active).length > 0
+    } catch {
+      return true
+    }
+  }
+
+  function exists(p: string): boolean {
+    try {
+      lstatSync(p)
+      return true
+    } catch (e: any) {
+      return e?.code !== "ENOENT" && e?.code !== "ENOTDIR"
+    }
+  }
+
   // blocked is the reason of a block or a deny, or undefined. A gate
   // (pre-tool-use) fails closed: the binary answers every call it is given
   // with a JSON object ({} for no objection), so a crash, a timeout, an
   // empty or unparseable answer denies; any other hook that failed lets
-  // the action go on, as in Claude Code. With no binary at all there is
-  // nothing to ask: no run can have started, and the plugin enforces
-  // nothing (said once at start-up).
+  // the action go on, as in Claude Code. With no binary at all (or one
+  // that cannot be started), the tool hook asks running() instead.
   function blocked(a: Answer | undefined, gate = false): string | undefined {
     if (!a) return undefined
     if (a.exit === 2) return a.stderr || "blocked by whetstone"
@@ -356,7 +392,17 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     },
 
     "tool.execute.before": async (input, output) => {
-      const a = await run("pre-tool-use", await payload("PreToolUse", input.sessionID, { tool_name: input.tool, tool_input: output.args ?? {} }))
+      const call: any = await payload("PreToolUse", input.sessionID, { tool_name: input.tool, tool_input: output.args ?? {} })
+      const a = await run("pre-tool-use", call)
+      // No whetstone to ask: a session with no run in progress must not
+      // notice, one with a run has every call refused (fail closed).
+      if (!a || a.exit === -1) {
+        if (running(String(call.session_id))) {
+          const why = a ? `${bin} cannot be run (${a.stderr})` : "no whetstone binary was found (WHETSTONE_BIN, the package's bin/, PATH)"
+          throw new Error(`whetstone: ${why}, and this session's review run is in progress, so this call is refused: nothing runs unchecked until whetstone can run again. Tell the user exactly this. ${FIX}`)
+        }
+        return
+      }
       const reason = blocked(a, true)
       if (reason) throw new Error(reason)
       // The binary's rewrite of a bash call (the command run in the
