@@ -138,9 +138,14 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     return decode(r.status ?? 1, r.stdout ?? "", r.stderr ?? "")
   }
 
-  // timeoutOf is how long a hook may take, as in hooks/hooks.json.
+  // TIMEOUT_S is how long each hook may take, in seconds, as in
+  // hooks/hooks.json (TestHookTimeoutsAgree keeps them, Codex's and the
+  // binary's deadline equal). A gate killed at its timeout refuses the call
+  // (blocked); the binary refuses it itself a little before.
+  const TIMEOUT_S: Record<string, number> = { "session-start": 120, "user-prompt-submit": 120, "pre-tool-use": 120, "subagent-start": 60, "subagent-stop": 120, "stop": 120 }
+
   function timeoutOf(event: string): number {
-    return event === "subagent-start" ? 60_000 : 120_000
+    return (TIMEOUT_S[event] ?? 120) * 1000
   }
 
   // running reports whether root session has a review run in progress in
