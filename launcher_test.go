@@ -439,3 +439,65 @@ func TestLauncherNoRunPathForksNothing(t *testing.T) {
 		t.Errorf("the no-run path made these process calls, want the script's execve alone:\n%s", strings.Join(calls, "\n"))
 	}
 }
+
+// TestLauncherIgnoresTheRepositorysPrograms: the helpers the launcher runs
+// off its fast paths (uname, mkdir, ln, mv, rm, cat, sed, sleep, rmdir, go)
+// never come from the repository under review, whichever way its
+// directories are on PATH: an activated .venv/bin, a relative or empty
+// entry, a link into it. Shims of each write a mark and run the real one.
+func TestLauncherIgnoresTheRepositorysPrograms(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the launcher is a POSIX shell script")
+	}
+	root, sub := repo(t)
+	marks := t.TempDir()
+	shims := filepath.Join(root, ".venv", "bin")
+	os.MkdirAll(shims, 0o755)
+	for _, name := range []string{"uname", "mkdir", "ln", "mv", "rm", "cat", "sed", "sleep", "rmdir", "go"} {
+		script := "#!/bin/sh\necho \"$0\" >>'" + filepath.Join(marks, name) + "'\nPATH=/usr/bin:/bin exec " + name + " \"$@\"\n"
+		for _, dir := range []string{shims, sub} { // sub: for the relative and empty entries
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	link := filepath.Join(t.TempDir(), "tools")
+	os.Symlink(shims, link)
+	paths := map[string]string{
+		"an activated virtualenv": shims + ":/usr/bin:/bin",
+		"a link into the project": link + ":/usr/bin:/bin",
+		"a relative entry":        ".:/usr/bin:/bin",
+		"an empty entry":          ":/usr/bin:/bin",
+	}
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			os.RemoveAll(marks)
+			os.MkdirAll(marks, 0o755)
+			env := []string{"CLAUDE_CODE_SESSION_ID=" + norunSession}
+			// A package's first hook finds its binary with uname and links it.
+			pkg, data := packageCopy(t, runtime.GOOS+"-"+runtime.GOARCH), t.TempDir()
+			if stdout, stderr, code := launchIn(t, pkg, data, path, sub, env, "session-start", `{"source":"startup"}`); code != 0 || stdout != "packaged hook session-start\n" {
+				t.Errorf("package: exit %d, stdout %q, stderr %q; want the packaged binary run", code, stdout, stderr)
+			}
+			// A checkout's new bin/whetstone: the remembered version is renamed
+			// into place.
+			checkout := pluginCopy(t)
+			fakeBinary(t, filepath.Join(checkout, "bin", "whetstone"), "fresh", Version)
+			if stdout, stderr, code := launchIn(t, checkout, t.TempDir(), path, sub, env, "session-start", `{"source":"startup"}`); code != 0 || stdout != "fresh hook session-start\n" {
+				t.Errorf("checkout: exit %d, stdout %q, stderr %q; want bin/whetstone run", code, stdout, stderr)
+			}
+			// A checkout without a binary, with a go of the repository's on
+			// PATH: no Go, said with cat and sed.
+			stdout, stderr, code := launchIn(t, pluginCopy(t), t.TempDir(), path, sub, env, "session-start", `{"source":"startup"}`)
+			if code != 0 || !strings.Contains(stdout, "no Go toolchain to build it") {
+				t.Errorf("checkout without a binary: exit %d, stdout %q, stderr %q; want the no-Go message", code, stdout, stderr)
+			}
+			if entries, _ := os.ReadDir(marks); len(entries) > 0 {
+				for _, e := range entries {
+					b, _ := os.ReadFile(filepath.Join(marks, e.Name()))
+					t.Errorf("the repository's %s ran: %s", e.Name(), b)
+				}
+			}
+		})
+	}
+}
