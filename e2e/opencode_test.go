@@ -1000,7 +1000,13 @@ console.log(JSON.stringify(out))
 		}
 		return got
 	}
-	for _, env := range [][]string{nil, {"WHETSTONE_BIN=" + noexec}} {
+	// A whetstone of the repository's on PATH (a direnv'd node_modules/.bin)
+	// is not whetstone: it would answer every call with no objection.
+	fake := "#!/bin/sh\ncat >/dev/null\necho '{}'\n"
+	repoBin := filepath.Join(project, "node_modules", ".bin")
+	os.MkdirAll(repoBin, 0o755)
+	os.WriteFile(filepath.Join(repoBin, "whetstone"), []byte(fake), 0o755)
+	for _, env := range [][]string{nil, {"WHETSTONE_BIN=" + noexec}, {"PATH=" + repoBin + ":/usr/bin:/bin"}} {
 		os.RemoveAll(filepath.Join(project, ".whetstone"))
 		if got := gate(env...); got["write"] != "" || got["bash"] != "" {
 			t.Errorf("%v, no run: %v; want every call let through", env, got)
@@ -1016,5 +1022,11 @@ console.log(JSON.stringify(out))
 				t.Errorf("%v, the session's run in progress: %s: %q; want it refused with the fix", env, tool, reason)
 			}
 		}
+	}
+	// The same whetstone on PATH outside the project is used.
+	elsewhere := t.TempDir()
+	os.WriteFile(filepath.Join(elsewhere, "whetstone"), []byte(fake), 0o755)
+	if got := gate("PATH=" + elsewhere + ":/usr/bin:/bin"); got["write"] != "" || got["bash"] != "" {
+		t.Errorf("whetstone on PATH outside the project, answering no objection: %v; want it asked", got)
 	}
 }

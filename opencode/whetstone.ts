@@ -14,7 +14,7 @@
 // exactly one export, and its helpers stay inside it.
 import type { Plugin } from "@opencode-ai/plugin"
 import { spawnSync } from "node:child_process"
-import { existsSync, lstatSync, readFileSync, readdirSync } from "node:fs"
+import { accessSync, constants, existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -66,8 +66,9 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
 
   // findBinary: $WHETSTONE_BIN; the installed path; the package's prebuilt
   // bin/<goos>-<goarch>/whetstone; a source checkout's bin/whetstone
-  // (`make build`) when its version is VERSION; whetstone on PATH. The package root is the directory
-  // above this file's.
+  // (`make build`) when its version is VERSION; whetstone on PATH outside
+  // the project (onPath). The package root is the directory above this
+  // file's.
   function findBinary(): string | undefined {
     const exe = process.platform === "win32" ? ".exe" : ""
     const goos = ({ linux: "linux", darwin: "darwin", win32: "windows" } as Record<string, string>)[process.platform]
@@ -88,7 +89,46 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       if (!want || got === want) return built
       console.error(`whetstone: ${built} is version ${got || "unknown"}, not ${want}; not using it (run 'make build')`)
     }
-    return Bun.which("whetstone") ?? undefined
+    return onPath("whetstone" + exe)
+  }
+
+  // onPath finds name on PATH, never in the project under review: an
+  // empty or relative entry, or one at or under the project root (as
+  // written or resolved; one that cannot be resolved too), is passed over,
+  // as toolpath.Clean does for the binary's own programs. An activated
+  // .venv/bin or a direnv'd node_modules/.bin would otherwise let the
+  // repository answer for whetstone.
+  function onPath(name: string): string | undefined {
+    const proj = projectRoot()
+    const roots = [proj, real(proj) ?? proj]
+    const inside = (d: string) => roots.some((r) => d === r || d.startsWith(r.endsWith(path.sep) ? r : r + path.sep))
+    for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+      const resolved = path.isAbsolute(dir) ? real(dir) : undefined
+      if (!resolved || inside(path.resolve(dir)) || inside(resolved)) continue
+      const c = path.join(dir, name)
+      try {
+        accessSync(c, constants.X_OK)
+        if (statSync(c).isFile()) return c
+      } catch {}
+    }
+    return undefined
+  }
+
+  function real(p: string): string | undefined {
+    try {
+      return realpathSync(p)
+    } catch {
+      return undefined
+    }
+  }
+
+  // projectRoot is the project root as the binary finds it (app.FindRoot):
+  // the nearest ancestor of the directory holding .git, else the directory.
+  function projectRoot(): string {
+    for (let d = directory; ; d = path.dirname(d)) {
+      if (exists(path.join(d, ".git"))) return d
+      if (path.dirname(d) === d) return directory
+    }
   }
 
   function decode(exit: number, stdout: string, stderr: string): Answer {
@@ -155,14 +195,7 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   // cannot name a file counts any run of the project; what cannot be read
   // counts as a run. For when the binary cannot be run at all.
   function running(session: string): boolean {
-    let proj = directory
-    for (let d = directory; ; d = path.dirname(d)) {
-      if (exists(path.join(d, ".git"))) {
-        proj = d
-        break
-      }
-      if (path.dirname(d) === d) break
-    }
+    const proj = projectRoot()
     const active = path.join(proj, ".whetstone", "active")
     if (!exists(path.join(proj, ".whetstone")) || !exists(active)) return false
     if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(session)) return exists(path.join(active, session))
