@@ -47,9 +47,6 @@ type Client interface {
 	// DispatchTool, AgentType and Background spell a dispatch in the
 	// instructions.
 	loop.Client
-
-	// Phrase rewrites every text of an answer in the client's names.
-	Phrase(r *hook.Response)
 	// DispatchFields are the only fields of the dispatch tool's input
 	// that a dispatch of a whetstone agent may carry, each with its JSON
 	// type ("string" or "boolean"): what its client needs to start the
@@ -57,6 +54,8 @@ type Client interface {
 	// the new agent (CheckDispatch).
 	DispatchFields() map[string]string
 
+	// Phrase rewrites every text of an answer in the client's names.
+	Phrase(r *hook.Response)
 	// Pass is the answer to a tool call whetstone does not object to.
 	Pass() *hook.Response
 	// NextOnSubagentStop reports whether the next instruction rides on the
