@@ -3,8 +3,11 @@ package client
 import (
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/whetstone-dev/whetstone/internal/hook"
 )
 
 // TestCheckDispatch: each client's captured dispatch (testdata/) holds only
@@ -81,4 +84,44 @@ func mustParse(t *testing.T, f map[string]any) Client {
 		t.Fatal(err)
 	}
 	return Of(p)
+}
+
+// FuzzCheckDispatch: whatever a dispatch's input holds, CheckDispatch does
+// not panic, and an input it lets through holds only the client's fields,
+// each of its type, read as JavaScript reads them (the last of a key).
+func FuzzCheckDispatch(f *testing.F) {
+	for _, seed := range []string{
+		`{"subagent_type":"whetstone:critic","description":"d","prompt":"p","run_in_background":false}`,
+		`{"agent_type":"whetstone-critic","message":"m"}`, `{"subagent_type":"x","resume":"a"}`, `{"prompt":{"a":1}}`, `[]`, `{`,
+	} {
+		for _, c := range []string{"", "codex", "opencode"} {
+			f.Add(c, seed)
+		}
+	}
+	f.Fuzz(func(t *testing.T, client, input string) {
+		c, err := Lookup(client)
+		if err != nil {
+			return
+		}
+		raw := `{"session_id":"s1","tool_name":"Agent","client":` + strconv.Quote(c.Name()) + `,"tool_input":` + input + `}`
+		p, err := Parse([]byte(raw))
+		if err != nil || hook.CheckToolCall(p) != nil {
+			return // refused before the dispatch gate
+		}
+		if CheckDispatch(p) != "" {
+			return
+		}
+		var in map[string]any
+		if json.Unmarshal([]byte(input), &in) != nil {
+			t.Fatalf("let through an input that is not an object: %s", input)
+		}
+		for k, v := range in {
+			want, ok := c.DispatchFields()[k]
+			_, isString := v.(string)
+			_, isBool := v.(bool)
+			if !ok || want == "string" && !isString || want == "boolean" && !isBool {
+				t.Fatalf("%s: let through %q: %v in %s", c.Name(), k, v, input)
+			}
+		}
+	})
 }
