@@ -51,7 +51,7 @@ test: unit e2e e2e-opencode e2e-codex
 # testscript suite (cmd/whetstone) runs without the race detector: each of
 # its steps is a new whetstone process, which -race slows several times over
 # while watching no goroutine the in-process tests of internal/app do not.
-unit: build bwrap
+unit: build bwrap ripgrep
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/cmd/whetstone$$')
 	$(GO) test -count=1 -timeout 20m ./cmd/whetstone/

@@ -3,6 +3,7 @@ package whetstone
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -295,5 +296,208 @@ func TestLauncherPackagedUnderGitBash(t *testing.T) {
 		if err != nil || stdout != "packaged hook pre-tool-use\n" {
 			t.Errorf("%s: err %v, stdout %q, stderr %q; want bin/windows-%s/whetstone.exe run", machine, err, stdout, stderr, arch)
 		}
+	}
+}
+
+// launchIn runs the launcher as a hook in dir with the extra environment
+// env, and returns its exit code.
+func launchIn(t *testing.T, plugin, data, path, dir string, env []string, event, payload string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(plugin, "scripts", "whetstone"), "hook", event)
+	cmd.Dir = dir
+	cmd.Env = append(hookEnv(env...), "CLAUDE_PLUGIN_DATA="+data, "PATH="+path)
+	cmd.Stdin = strings.NewReader(payload)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("%s: %v", event, err)
+		}
+		return out.String(), errb.String(), exit.ExitCode()
+	}
+	return out.String(), errb.String(), 0
+}
+
+// activeRun records, as whetstone does, that session owns run r-1 in the
+// git repository root and, if active, that the run is in progress.
+func activeRun(t *testing.T, root, session string, active bool) {
+	t.Helper()
+	for _, d := range []string{"sessions", "active"} {
+		os.MkdirAll(filepath.Join(root, ".whetstone", d), 0o755)
+	}
+	os.WriteFile(filepath.Join(root, ".whetstone", "sessions", session), []byte("r-1\n"), 0o644)
+	if active {
+		os.WriteFile(filepath.Join(root, ".whetstone", "active", session), []byte("r-1\n"), 0o644)
+	}
+}
+
+// TestLauncherFailsClosedDuringARun: with no binary to be found or built,
+// a gated hook of a session whose review run is in progress is refused
+// (exit 2, Claude Code's PreToolUse refusal) with the reason and the fix,
+// in a source checkout without Go and in a package without this platform's
+// binary; every other hook, and every hook of a session without a run in
+// progress, exits 0 and blocks nothing.
+func TestLauncherFailsClosedDuringARun(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the launcher is a POSIX shell script")
+	}
+	const sess = "9b1d5c2e-7a4f-4e21-8c3d-2f6a0b9e1d47"
+	write := `{"session_id":"` + sess + `","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"main.go","content":"x"}}`
+	bash := `{"session_id":"` + sess + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf .git"}}`
+	for _, install := range []struct {
+		name   string
+		plugin string
+		fix    string
+	}{
+		{"checkout without Go", pluginCopy(t), "Install Go 1.26.8 or newer"},
+		{"package without this platform's binary", packageCopy(t, "plan9-amd64"), "Build it from source with Go"},
+	} {
+		t.Run(install.name, func(t *testing.T) {
+			data := t.TempDir()
+			root, sub := repo(t)
+			activeRun(t, root, sess, true)
+			env := []string{"CLAUDE_CODE_SESSION_ID=" + sess}
+			for _, dir := range []string{root, sub} {
+				for _, call := range []struct{ event, payload string }{{"pre-tool-use", write}, {"pre-tool-use", bash}, {"pre-skill-shell-command", `{"session_id":"` + sess + `"}`}} {
+					stdout, stderr, code := launchIn(t, install.plugin, data, "/usr/bin:/bin", dir, env, call.event, call.payload)
+					if code != 2 || stdout != "" || !strings.Contains(stderr, "review run is in progress, so this call is refused") || !strings.Contains(stderr, install.fix) {
+						t.Errorf("%s in %s: exit %d, stdout %q, stderr %q; want exit 2 and the reason with the fix (%q)", call.event, dir, code, stdout, stderr, install.fix)
+					}
+				}
+				// Hooks that gate nothing are not refused: the user learns why
+				// from the refused calls.
+				for _, event := range []string{"subagent-start", "subagent-stop", "stop"} {
+					if stdout, stderr, code := launchIn(t, install.plugin, data, "/usr/bin:/bin", dir, env, event, `{"session_id":"`+sess+`"}`); code != 0 || stdout != "" {
+						t.Errorf("%s in %s: exit %d, stdout %q, stderr %q; want exit 0", event, dir, code, stdout, stderr)
+					}
+				}
+			}
+
+			// No session in the environment (a client that names none): any
+			// run in progress in the project counts.
+			if _, stderr, code := launchIn(t, install.plugin, data, "/usr/bin:/bin", root, nil, "pre-tool-use", write); code != 2 {
+				t.Errorf("no session id, a run in progress: exit %d, stderr %q; want 2", code, stderr)
+			}
+
+			// The session's run has ended: whetstone removed its active file;
+			// the session file stays. Nothing is refused.
+			os.Remove(filepath.Join(root, ".whetstone", "active", sess))
+			for _, env := range [][]string{env, nil} {
+				if stdout, stderr, code := launchIn(t, install.plugin, data, "/usr/bin:/bin", sub, env, "pre-tool-use", bash); code != 0 || stdout != "" {
+					t.Errorf("env %v, the run ended: exit %d, stdout %q, stderr %q; want exit 0 and no answer", env, code, stdout, stderr)
+				}
+			}
+
+			// Another session's run is in progress: this session owns none and
+			// is not refused (it never reaches the launcher's search for a
+			// binary: the no-run path answers it).
+			activeRun(t, root, "other-session", true)
+			other := []string{"CLAUDE_CODE_SESSION_ID=fresh-session"}
+			if stdout, stderr, code := launchIn(t, install.plugin, data, "/usr/bin:/bin", root, other, "pre-tool-use", write); code != 0 || stdout != "" || stderr != "" {
+				t.Errorf("another session's run: exit %d, stdout %q, stderr %q; want a silent exit 0", code, stdout, stderr)
+			}
+			// A session whose run ended, while another's is in progress.
+			if stdout, stderr, code := launchIn(t, install.plugin, data, "/usr/bin:/bin", root, env, "pre-tool-use", write); code != 0 || stdout != "" {
+				t.Errorf("this session's run ended, another's runs: exit %d, stdout %q, stderr %q; want exit 0", code, stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestLauncherNoRunPathForksNothing: a hook of a session without a run is
+// answered by the shell alone, with no fork and no exec but the script's
+// own, also now that the launcher can refuse during a run (strace).
+func TestLauncherNoRunPathForksNothing(t *testing.T) {
+	strace, err := exec.LookPath("strace")
+	if err != nil || runtime.GOOS != "linux" {
+		t.Skip("needs strace")
+	}
+	plugin, data := pluginCopy(t), t.TempDir()
+	root, sub := repo(t)
+	activeRun(t, root, "other-session", true)
+	trace := filepath.Join(t.TempDir(), "trace")
+	cmd := exec.Command(strace, "-f", "-qq", "-e", "trace=process", "-o", trace, filepath.Join(plugin, "scripts", "whetstone"), "hook", "pre-tool-use")
+	cmd.Dir = sub
+	cmd.Env = append(hookEnv("CLAUDE_CODE_SESSION_ID=fresh-session", "PWD="+sub), "CLAUDE_PLUGIN_DATA="+data, "PATH=/usr/bin:/bin")
+	cmd.Stdin = strings.NewReader(noRunPayload)
+	if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
+		t.Skipf("strace cannot trace here: %v %s", err, out)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && !strings.HasPrefix(f[1], "exit") {
+			calls = append(calls, f[1])
+		}
+	}
+	if len(calls) != 1 || !strings.HasPrefix(calls[0], "execve(") {
+		t.Errorf("the no-run path made these process calls, want the script's execve alone:\n%s", strings.Join(calls, "\n"))
+	}
+}
+
+// TestLauncherIgnoresTheRepositorysPrograms: the helpers the launcher runs
+// off its fast paths (uname, mkdir, ln, mv, rm, cat, sed, sleep, rmdir, go)
+// never come from the repository under review, whichever way its
+// directories are on PATH: an activated .venv/bin, a relative or empty
+// entry, a link into it. Shims of each write a mark and run the real one.
+func TestLauncherIgnoresTheRepositorysPrograms(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the launcher is a POSIX shell script")
+	}
+	root, sub := repo(t)
+	marks := t.TempDir()
+	shims := filepath.Join(root, ".venv", "bin")
+	os.MkdirAll(shims, 0o755)
+	for _, name := range []string{"uname", "mkdir", "ln", "mv", "rm", "cat", "sed", "sleep", "rmdir", "go"} {
+		script := "#!/bin/sh\necho \"$0\" >>'" + filepath.Join(marks, name) + "'\nPATH=/usr/bin:/bin exec " + name + " \"$@\"\n"
+		for _, dir := range []string{shims, sub} { // sub: for the relative and empty entries
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	link := filepath.Join(t.TempDir(), "tools")
+	os.Symlink(shims, link)
+	paths := map[string]string{
+		"an activated virtualenv": shims + ":/usr/bin:/bin",
+		"a link into the project": link + ":/usr/bin:/bin",
+		"a relative entry":        ".:/usr/bin:/bin",
+		"an empty entry":          ":/usr/bin:/bin",
+	}
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			os.RemoveAll(marks)
+			os.MkdirAll(marks, 0o755)
+			env := []string{"CLAUDE_CODE_SESSION_ID=" + norunSession}
+			// A package's first hook finds its binary with uname and links it.
+			pkg, data := packageCopy(t, runtime.GOOS+"-"+runtime.GOARCH), t.TempDir()
+			if stdout, stderr, code := launchIn(t, pkg, data, path, sub, env, "session-start", `{"source":"startup"}`); code != 0 || stdout != "packaged hook session-start\n" {
+				t.Errorf("package: exit %d, stdout %q, stderr %q; want the packaged binary run", code, stdout, stderr)
+			}
+			// A checkout's new bin/whetstone: the remembered version is renamed
+			// into place.
+			checkout := pluginCopy(t)
+			fakeBinary(t, filepath.Join(checkout, "bin", "whetstone"), "fresh", Version)
+			if stdout, stderr, code := launchIn(t, checkout, t.TempDir(), path, sub, env, "session-start", `{"source":"startup"}`); code != 0 || stdout != "fresh hook session-start\n" {
+				t.Errorf("checkout: exit %d, stdout %q, stderr %q; want bin/whetstone run", code, stdout, stderr)
+			}
+			// A checkout without a binary, with a go of the repository's on
+			// PATH: no Go, said with cat and sed.
+			stdout, stderr, code := launchIn(t, pluginCopy(t), t.TempDir(), path, sub, env, "session-start", `{"source":"startup"}`)
+			if code != 0 || !strings.Contains(stdout, "no Go toolchain to build it") {
+				t.Errorf("checkout without a binary: exit %d, stdout %q, stderr %q; want the no-Go message", code, stdout, stderr)
+			}
+			if entries, _ := os.ReadDir(marks); len(entries) > 0 {
+				for _, e := range entries {
+					b, _ := os.ReadFile(filepath.Join(marks, e.Name()))
+					t.Errorf("the repository's %s ran: %s", e.Name(), b)
+				}
+			}
+		})
 	}
 }

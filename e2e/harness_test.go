@@ -142,6 +142,20 @@ func newSession(t *testing.T, e env, r *repo, script fakemodel.Script) *session 
 	return s
 }
 
+// trust runs `whetstone trust` in the project as the session's user (its
+// HOME, so the trust file sits next to the hooks' key): the project's
+// committed whetstone.json then applies in full (docs/security.md).
+func (s *session) trust() {
+	s.t.Helper()
+	d := claudecode.Driver{Bin: s.env.claude, Plugin: s.env.plugin, Home: s.home, Tmp: s.tmp, ModelURL: s.model.URL}
+	cmd := exec.Command(filepath.Join(s.env.plugin, "bin", "whetstone"), "trust")
+	cmd.Dir = s.repo.dir
+	cmd.Env = append(append(cleanEnv(), d.Environ()...), s.environ...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("whetstone trust: %v\n%s", err, out)
+	}
+}
+
 // claude runs `claude -p prompt` with the plugin and returns its stream.
 // Extra arguments (e.g. --resume ID) come after the prompt.
 func (s *session) claude(prompt string, extra ...string) *stream {

@@ -944,3 +944,89 @@ func TestOpenCodeReadsTightPatchHeaders(t *testing.T) {
 		t.Fatalf("tight.txt = %q: OpenCode did not apply the header without a space; tool results %v", got, results)
 	}
 }
+
+// TestOpenCodeFailsClosedWithoutBinary: the plugin with no whetstone binary
+// to run (none found, or one that cannot be started), loaded by OpenCode's
+// Bun and called as OpenCode calls it, refuses a write and a shell command
+// of a session whose review run is in progress (.whetstone/active/<root
+// session>, app.markActive), naming the fix, and lets every call of a
+// session without one through.
+func TestOpenCodeFailsClosedWithoutBinary(t *testing.T) {
+	t.Parallel()
+	oc := os.Getenv("WHETSTONE_OPENCODE")
+	if oc == "" {
+		t.Skip("WHETSTONE_OPENCODE is not set; `make e2e-opencode` sets it to the pinned opencode binary")
+	}
+	// The plugin file alone, in a package without bin/, so that it finds no
+	// binary beside it; PATH holds none either.
+	pkg := filepath.Join(t.TempDir(), "opencode")
+	os.MkdirAll(pkg, 0o755)
+	src, err := os.ReadFile(filepath.Join("..", "opencode", "whetstone.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(pkg, "whetstone.ts"), src, 0o644)
+	project := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", project).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	sub := filepath.Join(project, "sub")
+	os.MkdirAll(sub, 0o755)
+	script := filepath.Join(t.TempDir(), "gate.ts")
+	os.WriteFile(script, []byte(`const { Whetstone } = await import(process.argv[2])
+const client = { session: { get: async () => ({ data: {} }) } }
+const hooks: any = await Whetstone({ client, directory: process.argv[3] } as any)
+const out: any = {}
+for (const [tool, args] of [["write", { filePath: "main.go", content: "x" }], ["bash", { command: "rm -rf .git" }]] as const) {
+  try {
+    await hooks["tool.execute.before"]({ tool, sessionID: "ses_root1", callID: "c1" }, { args })
+    out[tool] = ""
+  } catch (e: any) {
+    out[tool] = e.message
+  }
+}
+console.log(JSON.stringify(out))
+`), 0o644)
+	noexec := filepath.Join(t.TempDir(), "whetstone")
+	os.WriteFile(noexec, []byte("not a program"), 0o644)
+	gate := func(env ...string) map[string]string {
+		t.Helper()
+		cmd := exec.Command(oc, "run", script, filepath.Join(pkg, "whetstone.ts"), sub)
+		cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "BUN_BE_BUN=1"}, env...)
+		out, err := cmd.Output()
+		var got map[string]string
+		if err != nil || json.Unmarshal(out, &got) != nil {
+			t.Fatalf("run the plugin with OpenCode's Bun: %v\n%s", err, out)
+		}
+		return got
+	}
+	// A whetstone of the repository's on PATH (a direnv'd node_modules/.bin)
+	// is not whetstone: it would answer every call with no objection.
+	fake := "#!/bin/sh\ncat >/dev/null\necho '{}'\n"
+	repoBin := filepath.Join(project, "node_modules", ".bin")
+	os.MkdirAll(repoBin, 0o755)
+	os.WriteFile(filepath.Join(repoBin, "whetstone"), []byte(fake), 0o755)
+	for _, env := range [][]string{nil, {"WHETSTONE_BIN=" + noexec}, {"PATH=" + repoBin + ":/usr/bin:/bin"}} {
+		os.RemoveAll(filepath.Join(project, ".whetstone"))
+		if got := gate(env...); got["write"] != "" || got["bash"] != "" {
+			t.Errorf("%v, no run: %v; want every call let through", env, got)
+		}
+		os.MkdirAll(filepath.Join(project, ".whetstone", "active"), 0o755)
+		os.WriteFile(filepath.Join(project, ".whetstone", "active", "another-session"), []byte("r-1\n"), 0o644)
+		if got := gate(env...); got["write"] != "" || got["bash"] != "" {
+			t.Errorf("%v, another session's run: %v; want every call let through", env, got)
+		}
+		os.WriteFile(filepath.Join(project, ".whetstone", "active", "ses_root1"), []byte("r-2\n"), 0o644)
+		for tool, reason := range gate(env...) {
+			if !strings.Contains(reason, "review run is in progress, so this call is refused") || !strings.Contains(reason, "make build") {
+				t.Errorf("%v, the session's run in progress: %s: %q; want it refused with the fix", env, tool, reason)
+			}
+		}
+	}
+	// The same whetstone on PATH outside the project is used.
+	elsewhere := t.TempDir()
+	os.WriteFile(filepath.Join(elsewhere, "whetstone"), []byte(fake), 0o755)
+	if got := gate("PATH=" + elsewhere + ":/usr/bin:/bin"); got["write"] != "" || got["bash"] != "" {
+		t.Errorf("whetstone on PATH outside the project, answering no objection: %v; want it asked", got)
+	}
+}

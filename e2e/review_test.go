@@ -436,6 +436,9 @@ func editGates(t *testing.T, sandboxed bool) {
 	s := newSession(t, e, r, fakemodel.Whetstone{
 		Findings: criticFindsOnce, Fixes: fixOnce, RogueReviewer: "witness", RogueEdit: &rogue,
 	}.Script())
+	if !sandboxed {
+		s.trust() // "sandbox": "off" applies only from a trusted file
+	}
 	st := s.claude("/whetstone:review")
 
 	results := st.toolResults()

@@ -14,7 +14,7 @@
 // exactly one export, and its helpers stay inside it.
 import type { Plugin } from "@opencode-ai/plugin"
 import { spawnSync } from "node:child_process"
-import { existsSync, readFileSync, readdirSync } from "node:fs"
+import { accessSync, constants, existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -59,12 +59,16 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
   // Child sessions that were given their task (subagent-start's context).
   const briefed = new Set<string>()
   const bin = findBinary()
-  if (!bin) console.error("whetstone: no whetstone binary found (WHETSTONE_BIN, the package's bin/, PATH); whetstone enforces nothing")
+  // What a user does when whetstone cannot run, for the refusals below.
+  const FIX =
+    "Reinstall the whetstone package (its bin/ carries the binaries), run `whetstone install opencode` again, set WHETSTONE_BIN, or in a source checkout run `make build`."
+  if (!bin) console.error(`whetstone: no whetstone binary found (WHETSTONE_BIN, the package's bin/, PATH); nothing is reviewed, and a session whose review run is in progress has every tool call refused. ${FIX}`)
 
   // findBinary: $WHETSTONE_BIN; the installed path; the package's prebuilt
   // bin/<goos>-<goarch>/whetstone; a source checkout's bin/whetstone
-  // (`make build`) when its version is VERSION; whetstone on PATH. The package root is the directory
-  // above this file's.
+  // (`make build`) when its version is VERSION; whetstone on PATH outside
+  // the project (onPath). The package root is the directory above this
+  // file's.
   function findBinary(): string | undefined {
     const exe = process.platform === "win32" ? ".exe" : ""
     const goos = ({ linux: "linux", darwin: "darwin", win32: "windows" } as Record<string, string>)[process.platform]
@@ -85,7 +89,46 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
       if (!want || got === want) return built
       console.error(`whetstone: ${built} is version ${got || "unknown"}, not ${want}; not using it (run 'make build')`)
     }
-    return Bun.which("whetstone") ?? undefined
+    return onPath("whetstone" + exe)
+  }
+
+  // onPath finds name on PATH, never in the project under review: an
+  // empty or relative entry, or one at or under the project root (as
+  // written or resolved; one that cannot be resolved too), is passed over,
+  // as toolpath.Clean does for the binary's own programs. An activated
+  // .venv/bin or a direnv'd node_modules/.bin would otherwise let the
+  // repository answer for whetstone.
+  function onPath(name: string): string | undefined {
+    const proj = projectRoot()
+    const roots = [proj, real(proj) ?? proj]
+    const inside = (d: string) => roots.some((r) => d === r || d.startsWith(r.endsWith(path.sep) ? r : r + path.sep))
+    for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+      const resolved = path.isAbsolute(dir) ? real(dir) : undefined
+      if (!resolved || inside(path.resolve(dir)) || inside(resolved)) continue
+      const c = path.join(dir, name)
+      try {
+        accessSync(c, constants.X_OK)
+        if (statSync(c).isFile()) return c
+      } catch {}
+    }
+    return undefined
+  }
+
+  function real(p: string): string | undefined {
+    try {
+      return realpathSync(p)
+    } catch {
+      return undefined
+    }
+  }
+
+  // projectRoot is the project root as the binary finds it (app.FindRoot):
+  // the nearest ancestor of the directory holding .git, else the directory.
+  function projectRoot(): string {
+    for (let d = directory; ; d = path.dirname(d)) {
+      if (exists(path.join(d, ".git"))) return d
+      if (path.dirname(d) === d) return directory
+    }
   }
 
   function decode(exit: number, stdout: string, stderr: string): Answer {
@@ -135,18 +178,49 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     return decode(r.status ?? 1, r.stdout ?? "", r.stderr ?? "")
   }
 
-  // timeoutOf is how long a hook may take, as in hooks/hooks.json.
+  // TIMEOUT_S is how long each hook may take, in seconds, as in
+  // hooks/hooks.json (TestHookTimeoutsAgree keeps them, Codex's and the
+  // binary's deadline equal). A gate killed at its timeout refuses the call
+  // (blocked); the binary refuses it itself a little before.
+  const TIMEOUT_S: Record<string, number> = { "session-start": 120, "user-prompt-submit": 120, "pre-tool-use": 120, "subagent-start": 60, "subagent-stop": 120, "stop": 120 }
+
   function timeoutOf(event: string): number {
-    return event === "subagent-start" ? 60_000 : 120_000
+    return (TIMEOUT_S[event] ?? 120) * 1000
+  }
+
+  // running reports whether root session has a review run in progress in
+  // the project: whetstone keeps .whetstone/active/<session> while it does
+  // (app.markActive), under the project root as the binary finds it (the
+  // nearest ancestor holding .git, else the directory). A session id that
+  // cannot name a file counts any run of the project; what cannot be read
+  // counts as a run. For when the binary cannot be run at all.
+  function running(session: string): boolean {
+    const proj = projectRoot()
+    const active = path.join(proj, ".whetstone", "active")
+    if (!exists(path.join(proj, ".whetstone")) || !exists(active)) return false
+    if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(session)) return exists(path.join(active, session))
+    try {
+      return readdirSync(active).length > 0
+    } catch {
+      return true
+    }
+  }
+
+  function exists(p: string): boolean {
+    try {
+      lstatSync(p)
+      return true
+    } catch (e: any) {
+      return e?.code !== "ENOENT" && e?.code !== "ENOTDIR"
+    }
   }
 
   // blocked is the reason of a block or a deny, or undefined. A gate
   // (pre-tool-use) fails closed: the binary answers every call it is given
   // with a JSON object ({} for no objection), so a crash, a timeout, an
   // empty or unparseable answer denies; any other hook that failed lets
-  // the action go on, as in Claude Code. With no binary at all there is
-  // nothing to ask: no run can have started, and the plugin enforces
-  // nothing (said once at start-up).
+  // the action go on, as in Claude Code. With no binary at all (or one
+  // that cannot be started), the tool hook asks running() instead.
   function blocked(a: Answer | undefined, gate = false): string | undefined {
     if (!a) return undefined
     if (a.exit === 2) return a.stderr || "blocked by whetstone"
@@ -356,7 +430,17 @@ export const Whetstone: Plugin = async ({ client, directory }) => {
     },
 
     "tool.execute.before": async (input, output) => {
-      const a = await run("pre-tool-use", await payload("PreToolUse", input.sessionID, { tool_name: input.tool, tool_input: output.args ?? {} }))
+      const call: any = await payload("PreToolUse", input.sessionID, { tool_name: input.tool, tool_input: output.args ?? {} })
+      const a = await run("pre-tool-use", call)
+      // No whetstone to ask: a session with no run in progress must not
+      // notice, one with a run has every call refused (fail closed).
+      if (!a || a.exit === -1) {
+        if (running(String(call.session_id))) {
+          const why = a ? `${bin} cannot be run (${a.stderr})` : "no whetstone binary was found (WHETSTONE_BIN, the package's bin/, PATH)"
+          throw new Error(`whetstone: ${why}, and this session's review run is in progress, so this call is refused: nothing runs unchecked until whetstone can run again. Tell the user exactly this. ${FIX}`)
+        }
+        return
+      }
       const reason = blocked(a, true)
       if (reason) throw new Error(reason)
       // The binary's rewrite of a bash call (the command run in the

@@ -57,6 +57,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("WHETSTONE_VERSION", whetstone.Version) // reports name it; cmpenv files say $WHETSTONE_VERSION
 			// Each script has its own key, outside the project.
 			env.Setenv("WHETSTONE_STATE_DIR", filepath.Join(env.WorkDir, "..", "state-"+filepath.Base(env.WorkDir)))
+			// A directory of the script's own outside the project: tools
+			// on PATH there are not the repository's (internal/toolpath).
+			env.Setenv("OUTSIDE", filepath.Join(env.WorkDir, "..", "outside-"+filepath.Base(env.WorkDir)))
 			env.Setenv("FIXTURES", fixtures)
 			env.Setenv("REPO", repo) // the plugin itself, for doctor
 			env.Setenv("VERSION", whetstone.Version)

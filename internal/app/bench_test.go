@@ -216,6 +216,7 @@ func BenchmarkDispatchGate(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "whetstone.json"), []byte(`{"pre_existing_blocks": true, "budget": {"minutes": 600}}`+"\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	commitConfig(b, dir) // a run reads it at the change's base
 	b.Chdir(dir)
 	if out := runHook(b, a, "user-prompt-submit", startPayload(b, session, dir)); !strings.Contains(string(out), "WHETSTONE-DISPATCH") {
 		b.Fatalf("no run started: %s", out)

@@ -51,23 +51,24 @@ func payload(t testing.TB, fields map[string]any) []byte {
 }
 
 // newProject makes a git repository with one commit and one uncommitted
-// file, so a review has a change to look at.
+// file, so a review has a change to look at. The commit holds
+// whetstone.json: a run reads it at the change's base.
 func newProject(t testing.TB, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "--allow-empty", "-m", "base"}} {
+	// The reports name files the change does not touch; they must still
+	// block, so that a round with findings goes on to the fix phase.
+	if err := os.WriteFile(filepath.Join(dir, "whetstone.json"), []byte(`{"pre_existing_blocks": true}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "whetstone.json"}, {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "base"}} {
 		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// The reports name files the change does not touch; they must still
-	// block, so that a round with findings goes on to the fix phase.
-	if err := os.WriteFile(filepath.Join(dir, "whetstone.json"), []byte(`{"pre_existing_blocks": true}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -81,6 +81,10 @@ func containProject(t *testing.T, a *app.App, session, prompt, config string) (r
 			t.Fatal(err)
 		}
 	}
+	// A run reads whetstone.json at the change's base, and its settings
+	// that weaken containment only when the user trusts the file.
+	commitConfig(t, root)
+	trustConfig(t, a, root)
 	out := runHook(t, a, "user-prompt-submit", payload(t, map[string]any{
 		"session_id": session, "hook_event_name": "UserPromptSubmit", "cwd": root, "prompt": prompt}))
 	if !strings.Contains(string(out), "WHETSTONE-DISPATCH") {

@@ -100,13 +100,14 @@ func standardRun(t *testing.T) ([]iterationCost, string, *app.App, app.Project, 
 	git("init", "-q", "-b", "main")
 	git("remote", "add", "origin", "https://github.com/whetstone-dev/notes.git")
 	copyDir(filepath.Join(root, "testdata", "demo", "base"))
-	git("add", "-A")
-	git("commit", "-q", "-m", "notes: a store of short notes")
-	copyDir(filepath.Join(root, "testdata", "demo", "change"))
 	// No signals: they run go build and vet, which cost time, not text.
+	// The run reads whetstone.json at the change's base.
 	if err := os.WriteFile(filepath.Join(dir, "whetstone.json"), []byte(`{"checks": false}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "notes: a store of short notes")
+	copyDir(filepath.Join(root, "testdata", "demo", "change"))
 	t.Chdir(dir)
 
 	a := &app.App{Now: func() time.Time { return fixtureAt }, Getenv: testGetenv, Log: io.Discard, Stderr: io.Discard}
@@ -296,9 +297,12 @@ func TestStandardRunCost(t *testing.T) {
 	// five and the fixer) and the run do not, and are held to what this
 	// tree reaches (60 %, 96 603 B, with each one-line lens's evidence bar
 	// and "Not yours" list; docs/performance.md says what is left), so a
-	// text that grows again fails here.
+	// text that grows again fails here. Since issue 28 the demo's
+	// whetstone.json is committed at the base (a run reads it there), no
+	// longer a changed file of iteration 1: that iteration reads 942 B
+	// less (48 424 B), iteration 2 is the same 29 428 B, which is 61 %.
 	const before = 130950
-	for i, bound := range map[int]float64{2: 0.60, 3: 0.40} {
+	for i, bound := range map[int]float64{2: 0.61, 3: 0.40} {
 		if got := float64(costs[i-1].briefs+costs[i-1].dispatch+costs[i-1].tasks+costs[i-1].instructions+costs[i-1].reads) / float64(first); got > bound {
 			t.Errorf("iteration %d costs %.0f %% of iteration 1, want at most %.0f %%", i, 100*got, 100*bound)
 		}

@@ -489,7 +489,7 @@ func runsCode(cmd string, pol shell.Policy, reason string) bool {
 }
 
 // getSandbox says how to get the sandbox, or do without it.
-const getSandbox = "install bubblewrap on Linux (docs/sandbox.md; `whetstone doctor` says what is missing), or set \"sandbox\": \"if-available\" in whetstone.json to let code run unsandboxed where there is no sandbox."
+const getSandbox = "install bubblewrap on Linux (docs/sandbox.md; `whetstone doctor` says what is missing), or set \"sandbox\": \"if-available\" in whetstone.json, commit it and trust it (`whetstone trust`) to let code run unsandboxed where there is no sandbox."
 
 // NoSandbox says why there is no sandbox on this machine, in a few words.
 func NoSandbox() string {

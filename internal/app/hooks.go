@@ -181,10 +181,12 @@ func (a *App) answer(ctx context.Context, event string, p hook.Payload) (*hook.R
 		if err := a.keyed(&proj); err != nil {
 			return hook.Block(fmt.Sprintf("whetstone: %v. No review was started.", err)), nil
 		}
+		defer a.syncSession(proj, p.SessionID)
 		return a.startRun(ctx, proj, p)
 	}
 	if event == "pre-tool-use" {
 		if args, ok := reviewSkill(p); ok {
+			defer a.syncSession(proj, p.SessionID)
 			return a.startFromSkill(ctx, proj, p, args)
 		}
 	}
@@ -221,6 +223,7 @@ func (a *App) answer(ctx context.Context, event string, p hook.Payload) (*hook.R
 			return nil, err
 		}
 	}
+	a.syncActive(proj, p.SessionID, id, body)
 	switch event {
 	case "session-start":
 		return a.sessionStart(body, p)
@@ -292,6 +295,7 @@ func (a *App) keyed(proj *Project) error {
 // blocked, and the model and the user are told once.
 func (a *App) release(proj Project, event, session, id, why string) *hook.Response {
 	_ = os.Remove(proj.sessionFile(session))
+	_ = proj.markActive(session, id, false) // nothing is enforced any more
 	msg := fmt.Sprintf("whetstone released this session from run %s: %s. Nothing is enforced any more; `whetstone status` shows the run and `whetstone abort --run %s` ends it.", id, why, id)
 	fmt.Fprintln(a.Log, msg)
 	switch event {
@@ -305,9 +309,11 @@ func (a *App) release(proj Project, event, session, id, why string) *hook.Respon
 // can never end with a verdict from state nobody can vouch for.
 func (a *App) fail(ctx context.Context, proj Project, id string, why error) {
 	st := proj.store(id)
+	session := ""
 	err := st.Repair(func(old []byte) ([]byte, error) {
 		now := a.Now()
 		r := a.errorRun(st, id, old, fmt.Sprintf("its state changed outside whetstone (%v)", why), now)
+		session = r.Session
 		if err := a.finish(ctx, proj, r); err != nil {
 			fmt.Fprintf(a.Log, "run %s: %v\n", id, err)
 		}
@@ -315,6 +321,8 @@ func (a *App) fail(ctx context.Context, proj Project, id string, why error) {
 	})
 	if err != nil {
 		fmt.Fprintf(a.Log, "run %s: marking it as error failed: %v\n", id, err)
+	} else if hook.ValidName(session) {
+		_ = proj.markActive(session, id, false)
 	}
 }
 
@@ -442,14 +450,22 @@ func agentName(agentType string) string {
 	return name
 }
 
-// dispatchGate lets the orchestrator launch the agents the phase expects
-// and denies the rest. It reads the verified state the hook already holds
-// and writes nothing: the instance is recorded when it starts
-// (subagent-start, under the lock), where the phase is checked again.
+// dispatchGate lets the orchestrator launch the agents the phase expects,
+// each with its job line and nothing else, and denies the rest. It reads
+// the verified state the hook already holds and writes nothing: the
+// instance is recorded when it starts (subagent-start, under the lock),
+// where the phase is checked again.
 func (a *App) dispatchGate(p hook.Payload, body []byte) (*hook.Response, error) {
 	name := agentName(p.Dispatch)
 	if name == "" {
 		return nil, nil // other plugins' and built-in agents are not ours to gate
+	}
+	// The whole call, not only its prompt: a field beside the job line
+	// (a resumed or forked conversation, items, another model) would
+	// start the agent with context whetstone did not give it.
+	if why := client.CheckDispatch(p); why != "" && !loop.Phase(gjson.GetBytes(body, "phase").String()).Ended() {
+		return hook.Deny(fmt.Sprintf("whetstone run %s: a dispatch of %s may carry only %s, and %s, so it is refused: dispatch it again with the input of its %s line, unchanged.",
+			gjson.GetBytes(body, "run_id").String(), p.Dispatch, client.DispatchFieldList(client.Of(p)), why, strings.TrimSpace(loop.DispatchMarker))), nil
 	}
 	prompt := p.ToolInput.Get("prompt").String()
 	if mayDispatch(body, name, prompt) {

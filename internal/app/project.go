@@ -273,6 +273,9 @@ func (a *App) update(st state.Store, p Project, id string, fn func(r *loop.Run) 
 	if err == nil && wrote {
 		p.sweepLedgers(out)
 	}
+	if err == nil && !out.Active() && hook.ValidName(out.Session) {
+		_ = p.markActive(out.Session, id, false) // the run has ended: the launcher may let its session go
+	}
 	return out, err
 }
 

@@ -55,24 +55,36 @@ func (a *App) startRun(ctx context.Context, proj Project, p hook.Payload) (*hook
 	if err != nil {
 		return refuse(err)
 	}
-	file, err := config.Load(proj.Root)
-	if err != nil {
-		return refuse(err)
-	}
-	settings, err := config.Resolve(file, args)
-	if err != nil {
-		return refuse(err)
-	}
 	if r := a.resumable(proj, p.SessionID); r != nil && !args.Restart {
 		return resuming(r, args, clientOf(p)), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
-	req := config.ScopeRequest(file, args)
-	req.Contain = a.containCheck(ctx, proj, settings.Sandbox)
-	change, patch, err := scope.Detect(ctx, proj.Root, req)
+	// The project's configuration is read at the change's base, never from
+	// the change: the base is chosen first, from the command line alone,
+	// and the settings that weaken containment apply only from a file the
+	// user trusts (docs/security.md).
+	chosen, err := scope.Choose(ctx, proj.Root, config.ScopeRequest(config.File{}, args))
 	if err != nil {
 		return refuse(err)
+	}
+	src, err := config.LoadAt(ctx, proj.Root, chosen.Base())
+	if err != nil {
+		return refuse(err)
+	}
+	file, notes := a.contained(ctx, proj, src)
+	settings, err := config.Resolve(file, args)
+	if err != nil {
+		return refuse(err)
+	}
+	req := config.ScopeRequest(file, args)
+	req.Contain = a.containCheck(ctx, proj, settings.Sandbox)
+	change, patch, err := chosen.Detect(ctx, req)
+	if err != nil {
+		return refuse(err)
+	}
+	if slices.ContainsFunc(change.Files, func(f scope.File) bool { return f.Path == config.FileName || f.OldPath == config.FileName }) {
+		notes = append(notes, config.FileName+" is part of this change: it is reviewed as a file; its settings apply from the next review once it is on the base.")
 	}
 	// The author's intent: the reviewed commits' messages and the
 	// description --intent names (a bad file refuses the start).
@@ -125,8 +137,12 @@ func (a *App) startRun(ctx context.Context, proj Project, p hook.Payload) (*hook
 			skipped = fmt.Sprintf(", %d skipped by triage (listed, not reviewed)", n)
 		}
 		// The description names the range (base..head) and its commits.
-		resp = hook.Context("UserPromptSubmit", fmt.Sprintf("whetstone started review run %s (depth %s, %s): reviewing %s; %s%s.\n%s",
-			r.ID, settings.Depth, review.Plural(len(r.Roster), "reviewer"), change.Description, review.Plural(len(change.Files), "changed file"), skipped, r.Instructions(clientOf(p))))
+		told := ""
+		for _, n := range notes {
+			told += "Tell the user: " + n + "\n"
+		}
+		resp = hook.Context("UserPromptSubmit", fmt.Sprintf("whetstone started review run %s (depth %s, %s): reviewing %s; %s%s.\n%s%s",
+			r.ID, settings.Depth, review.Plural(len(r.Roster), "reviewer"), change.Description, review.Plural(len(change.Files), "changed file"), skipped, told, r.Instructions(clientOf(p))))
 		return []byte(r.ID + "\n"), nil
 	})
 	if err != nil {
@@ -339,11 +355,9 @@ func (a *App) nextRound(ctx context.Context, proj Project, r *loop.Run, focus bo
 // look at (loop.Run.FocusOn); an unreadable fix.patch keeps the whole
 // roster.
 func (a *App) focus(proj Project, r *loop.Run, fix []byte, next scope.Context) {
-	globs := map[string][]string{}
-	if file, err := config.Load(proj.Root); err == nil {
-		globs = file.Specialists
-	}
-	lenses, err := scope.FixLenses(fix, next, globs)
+	// The globs read at the start: whetstone.json is never read again
+	// during a run, least of all from the tree the fixer just changed.
+	lenses, err := scope.FixLenses(fix, next, r.Settings.Specialists)
 	if err != nil {
 		fmt.Fprintf(a.Log, "run %s: the lenses of iteration %d's fix.patch: %v; every reviewer reviews again\n", r.ID, next.Iteration, err)
 		return
@@ -658,10 +672,9 @@ func (a *App) compare(ctx context.Context, proj Project, r *loop.Run) (*snapshot
 	if len(kept) == 0 {
 		return &now, nil
 	}
+	var restored *snapshot.Change
 	if r.Settings.Restore && len(files) > 0 {
-		if err := r.Baseline.Restore(ctx, proj.Root, files); err != nil {
-			fmt.Fprintf(a.Log, "run %s: restore: %v\n", r.ID, err)
-		}
+		restored = a.restore(ctx, proj, r, files)
 	}
 	for _, c := range kept {
 		what := c.Kind + " " + c.Path
@@ -670,7 +683,41 @@ func (a *App) compare(ctx context.Context, proj Project, r *loop.Run) (*snapshot
 		}
 		r.Tampered = append(r.Tampered, fmt.Sprintf("%s, during the %s phase of iteration %d", what, r.Phase, r.Iteration))
 	}
+	if restored != nil {
+		r.Tampered = append(r.Tampered, restored.Detail)
+		kept = append(kept, *restored)
+	}
 	return &now, kept
+}
+
+// KindRestored is verdict.json's entry for a restore: where the user's
+// versions of the restored files are kept and the command that brings
+// them back.
+const KindRestored = "restored"
+
+// restore puts the files a read-only phase changed back as its baseline
+// recorded them (whetstone.json "restore", trusted: docs/security.md).
+// Every file removed or overwritten is first copied, as it was, under the
+// run's restored/iter-N-<phase>/, and the entry returned says so with the
+// one command that brings the copies back; nil when nothing was copied.
+func (a *App) restore(ctx context.Context, proj Project, r *loop.Run, files []snapshot.Change) *snapshot.Change {
+	rel := filepath.Join(".whetstone", "runs", r.ID, "restored", fmt.Sprintf("iter-%d-%s", r.Iteration, r.Phase))
+	keep := filepath.Join(proj.Root, rel)
+	if err := safeio.NoSymlinks(proj.Root, keep); err != nil {
+		fmt.Fprintf(a.Log, "run %s: restore: %v; nothing restored\n", r.ID, err)
+		return nil
+	}
+	copied, err := r.Baseline.Restore(ctx, proj.Root, files, keep)
+	if err != nil {
+		fmt.Fprintf(a.Log, "run %s: restore: %v\n", r.ID, err)
+	}
+	if len(copied) == 0 {
+		return nil
+	}
+	cmd := fmt.Sprintf("cp -a %s/. .", filepath.ToSlash(rel))
+	return &snapshot.Change{Path: filepath.ToSlash(rel), Kind: KindRestored,
+		Detail: fmt.Sprintf("restored: %s changed during the %s phase of iteration %d %s put back as the phase found them; the versions they had are kept in %s, and `%s` in the project brings them back",
+			review.Plural(len(copied), "file"), r.Phase, r.Iteration, map[bool]string{true: "was", false: "were"}[len(copied) == 1], filepath.ToSlash(rel), cmd)}
 }
 
 // maxTranscript caps how much of a transcript is read for its token count.

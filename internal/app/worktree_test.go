@@ -59,6 +59,9 @@ func TestHooksLeaveTreeAlone(t *testing.T) {
 	write("main.go", "package main\n\nimport \"example.com/lib\"\n\nfunc main() { lib.Same() }\n")
 	write("lib/go.mod", "module example.com/lib\n\ngo 1.21\n\nrequire github.com/google/go-cmp v0.7.0\n")
 	write("lib/lib.go", "package lib\n\nimport \"github.com/google/go-cmp/cmp\"\n\nfunc Same() bool { return cmp.Equal(1, 1) }\n")
+	// The checksums, so that GOPROXY=off needs no checksum database a
+	// machine only has after other Go builds (a fresh module cache).
+	write("lib/go.sum", ownGoSum(t, "github.com/google/go-cmp"))
 	write(".gitignore", "*.log\n")
 	git("add", "-A")
 	git("commit", "-q", "-m", "base")
@@ -191,4 +194,21 @@ func TestHooksLeaveTreeAlone(t *testing.T) {
 	if strings.Contains(string(fix), "go.work.sum") || strings.Contains(string(fix), "capture.pcap") || !strings.Contains(string(fix), "panic(1)") {
 		t.Errorf("fix.patch holds more or less than the fixer's work:\n%s", fix)
 	}
+}
+
+// ownGoSum returns whetstone's own go.sum lines of module mod, whose files
+// the module cache holds because this test builds with them.
+func ownGoSum(t *testing.T, mod string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, mod+" ") {
+			out.WriteString(line)
+		}
+	}
+	return out.String()
 }

@@ -17,6 +17,7 @@ import (
 	urfave "github.com/urfave/cli/v2"
 	"github.com/whetstone-dev/whetstone"
 	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/toolpath"
 )
 
 // exitError carries an exit code to Run.
@@ -56,8 +57,24 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return RunWith(ctx, Options{}, args, stdin, stdout, stderr)
 }
 
+// trustPath drops from the process's PATH every entry the repository could
+// control (internal/toolpath), before anything looks a program up: git, go,
+// bwrap, bash and the checkers whetstone runs itself then never come from
+// an activated virtualenv's .venv/bin or a node_modules/.bin of the
+// project. The project is the working directory's (app.FindRoot), where
+// every client starts its hooks.
+func trustPath() {
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = ""
+	}
+	kept, _ := toolpath.Clean(os.Getenv("PATH"), app.FindRoot(wd))
+	os.Setenv("PATH", kept)
+}
+
 // RunWith is Run with what opts injects.
 func RunWith(ctx context.Context, opts Options, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	trustPath()
 	d := deps{ctx: ctx, app: newApp(opts, stderr), stdin: stdin, stdout: stdout, stderr: stderr}
 	cmd := &urfave.App{
 		Name:            "whetstone",
@@ -81,6 +98,7 @@ func RunWith(ctx context.Context, opts Options, args []string, stdin io.Reader, 
 			newStatusCommand(d),
 			newStatsCommand(d),
 			newDoctorCommand(d),
+			newTrustCommand(d),
 			newValidateCommand(d),
 			newAbortCommand(d),
 			newReportCommand(d),

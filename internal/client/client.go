@@ -9,9 +9,12 @@ package client
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
 	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/client/claudecode"
 	"github.com/whetstone-dev/whetstone/internal/client/codex"
@@ -44,6 +47,12 @@ type Client interface {
 	// DispatchTool, AgentType and Background spell a dispatch in the
 	// instructions.
 	loop.Client
+	// DispatchFields are the only fields of the dispatch tool's input
+	// that a dispatch of a whetstone agent may carry, each with its JSON
+	// type ("string" or "boolean"): what its client needs to start the
+	// agent with its job line. Any other field could carry context into
+	// the new agent (CheckDispatch).
+	DispatchFields() map[string]string
 
 	// Phrase rewrites every text of an answer in the client's names.
 	Phrase(r *hook.Response)
@@ -214,4 +223,46 @@ func Installers() []Installer {
 		}
 	}
 	return out
+}
+
+// CheckDispatch says why a dispatch call's input, as its client sent it,
+// holds more than that client needs to start the agent with its job line:
+// the fields that are not its DispatchFields, and a listed one of another
+// JSON type (the JSON of an object could say anything). The input is read
+// from the raw payload, since Normalise may have added to it (Codex's
+// prompt). "" when nothing is extra.
+func CheckDispatch(p hook.Payload) string {
+	in := gjson.GetBytes(p.Raw, "tool_input")
+	if !in.Exists() {
+		in = p.ToolInput
+	}
+	if !in.IsObject() {
+		return "its input is not an object"
+	}
+	allowed := Of(p).DispatchFields()
+	var extra, typed []string
+	in.ForEach(func(k, v gjson.Result) bool {
+		want, ok := allowed[k.String()]
+		switch {
+		case !ok:
+			extra = append(extra, strconv.Quote(k.String()))
+		case want == "string" && v.Type != gjson.String, want == "boolean" && v.Type != gjson.True && v.Type != gjson.False:
+			typed = append(typed, fmt.Sprintf("%q is not a %s", k.String(), want))
+		}
+		return true
+	})
+	if len(extra) > 0 {
+		typed = append(typed, strings.Join(extra, ", ")+map[bool]string{true: " is", false: " are"}[len(extra) == 1]+" not among them")
+	}
+	return strings.Join(typed, " and ")
+}
+
+// DispatchFieldList is a client's DispatchFields in words, sorted: "a, b
+// and c".
+func DispatchFieldList(c Client) string {
+	names := slices.Sorted(maps.Keys(c.DispatchFields()))
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

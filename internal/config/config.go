@@ -4,19 +4,17 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/whetstone-dev/whetstone/internal/brief"
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/review"
-	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/scope"
 )
 
@@ -86,17 +84,70 @@ func (f File) Verify() [][]string {
 	return out
 }
 
-// Load reads whetstone.json from root; a missing file is the zero File.
-// Unknown keys are an error, so a typo does not silently change nothing.
-func Load(root string) (File, error) {
-	var f File
-	data, err := safeio.ReadIn(root, filepath.Join(root, FileName), MaxFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return f, nil
-	}
+// Source is whetstone.json as a run reads it: from a commit, the base of
+// the change, never from the work tree or the commits under review
+// (docs/security.md). Data is the file's exact bytes (nil when the commit
+// has none): what `whetstone trust` hashes.
+type Source struct {
+	Rev  string // the commit or tree it was read from
+	Data []byte
+	File File
+}
+
+// Found reports whether the commit has a whetstone.json.
+func (s Source) Found() bool { return s.Data != nil }
+
+// LoadAt reads whetstone.json as committed at rev in the git work tree
+// root (which may be a subdirectory of it: the file is root's), through
+// gitrun (no hooks, no fsmonitor, no filters: a blob is read as stored),
+// at most MaxFile bytes of it. A commit without one is the zero File. A
+// symlink or a submodule where the file should be is an error: the
+// configuration is a regular file.
+func LoadAt(ctx context.Context, root, rev string) (Source, error) {
+	src := Source{Rev: rev}
+	g := gitrun.Git{Dir: root}
+	prefix, err := g.Str(ctx, "rev-parse", "--show-prefix")
 	if err != nil {
-		return f, fmt.Errorf("read %s: %w", FileName, err)
+		return src, fmt.Errorf("read %s at %s: %w", FileName, short(rev), err)
 	}
+	out, err := g.Run(ctx, "ls-tree", "-z", "--full-tree", rev, "--", prefix+FileName)
+	if err != nil {
+		return src, fmt.Errorf("read %s at %s: %w", FileName, short(rev), err)
+	}
+	rec, _, _ := strings.Cut(string(out), "\x00")
+	if rec == "" {
+		return src, nil
+	}
+	meta, _, _ := strings.Cut(rec, "\t")
+	f := strings.Fields(meta) // mode type object
+	if len(f) != 3 || f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
+		return src, fmt.Errorf("%s at %s is not a regular file (mode %s): whetstone reads its configuration only from one", FileName, short(rev), f[0])
+	}
+	var data []byte
+	found := false
+	if err := g.Heads(ctx, []string{f[2]}, MaxFile+1, func(_ string, head []byte) { data, found = head, true }); err != nil {
+		return src, fmt.Errorf("read %s at %s: %w", FileName, short(rev), err)
+	}
+	if !found {
+		return src, fmt.Errorf("read %s at %s: blob %s is missing", FileName, short(rev), f[2])
+	}
+	if len(data) > MaxFile {
+		return src, fmt.Errorf("%s at %s is larger than %d bytes", FileName, short(rev), MaxFile)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	src.Data = data
+	src.File, err = Parse(data)
+	return src, err
+}
+
+func short(rev string) string { return rev[:min(len(rev), 12)] }
+
+// Parse decodes and checks whetstone.json. Unknown keys are an error, so
+// a typo does not silently change nothing.
+func Parse(data []byte) (File, error) {
+	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
@@ -127,6 +178,35 @@ func Load(root string) (File, error) {
 		return f, fmt.Errorf("%s: max_untracked_bytes must be a positive number of bytes (got %d)", FileName, *f.MaxUntrackedBytes)
 	}
 	return f, nil
+}
+
+// Weakening names the settings of f that weaken containment, as written
+// in whetstone.json: they run a program of the repository's choosing
+// outside the sandbox, or let code reach the network, or discard the
+// user's files. They apply only from a file the user trusts (internal/trust,
+// docs/security.md); nil when f has none.
+func (f File) Weakening() []string {
+	var out []string
+	if f.Sandbox != "" && f.Sandbox != "auto" {
+		out = append(out, fmt.Sprintf("\"sandbox\": %q", f.Sandbox))
+	}
+	if len(f.VerifyCommands) > 0 {
+		out = append(out, "\"verify_commands\"")
+	}
+	if f.Restore {
+		out = append(out, "\"restore\": true")
+	}
+	if f.ChecksNetwork {
+		out = append(out, "\"checks_network\": true")
+	}
+	return out
+}
+
+// Contained is f without the settings that weaken containment: what an
+// untrusted file applies.
+func (f File) Contained() File {
+	f.Sandbox, f.VerifyCommands, f.Restore, f.ChecksNetwork = "", nil, false, false
+	return f
 }
 
 // Args is a parsed /whetstone:review command line.
@@ -297,6 +377,7 @@ func Resolve(f File, a Args) (loop.Settings, error) {
 	s.BudgetMinutes, s.BudgetTokens = f.Budget.Minutes, f.Budget.Tokens
 	s.PreExistingBlocks, s.Background = f.PreExistingBlocks, f.Background
 	s.VerifyCommands, s.Sandbox, s.Restore = f.VerifyCommands, f.Sandbox, f.Restore
+	s.Specialists = f.Specialists
 	s.MaxUntrackedBytes = f.untracked()
 	if a.Depth != "" {
 		s.Depth = a.Depth

@@ -66,7 +66,7 @@ func TestIsCommand(t *testing.T) {
 func TestResolveAndRoster(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"depth":"quick","max_iterations":3,"confidence_threshold":70,"reviewers":{"security-reviewer":false,"database-reviewer":true},"budget":{"minutes":30}}`), 0o644)
-	f, err := Load(dir)
+	f, err := parseIn(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +96,12 @@ func TestResolveAndRoster(t *testing.T) {
 		`{"sandbox":"required"}`:               `sandbox must be "auto", "if-available" or "off" (got "required")`,
 	} {
 		os.WriteFile(filepath.Join(dir, FileName), []byte(body), 0o644)
-		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), wantErr) {
-			t.Errorf("Load(%s): err = %v, want %q", body, err, wantErr)
+		if _, err := parseIn(dir); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("Parse(%s): err = %v, want %q", body, err, wantErr)
 		}
 	}
 	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"triage":{"skip":["gen/**"],"deep":["billing/**"]},"specialists":{"api-reviewer":["gateway/**"]},"max_files":7,"checks":false,"pre_existing_blocks":true,"background":true,"max_untracked_bytes":1048576,"checks_network":true}`), 0o644)
-	f, err = Load(dir)
+	f, err = parseIn(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,13 +114,13 @@ func TestResolveAndRoster(t *testing.T) {
 	}
 	for _, v := range []string{"auto", "if-available", "off"} {
 		os.WriteFile(filepath.Join(dir, FileName), []byte(`{"sandbox":"`+v+`"}`), 0o644)
-		if f, err := Load(dir); err != nil || f.Sandbox != v {
-			t.Errorf("Load with sandbox %q: %+v, %v", v, f.Sandbox, err)
+		if f, err := parseIn(dir); err != nil || f.Sandbox != v {
+			t.Errorf("Parse with sandbox %q: %+v, %v", v, f.Sandbox, err)
 		}
 	}
 	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"reviewers":{"nitpicker":true}}`), 0o644)
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), `unknown reviewer "nitpicker"`) {
-		t.Errorf("Load with an unknown reviewer: err = %v", err)
+	if _, err := parseIn(dir); err == nil || !strings.Contains(err.Error(), `unknown reviewer "nitpicker"`) {
+		t.Errorf("Parse with an unknown reviewer: err = %v", err)
 	}
 }
 
@@ -144,9 +144,9 @@ func TestSeverityBars(t *testing.T) {
 		{`{"blocking_severity":"urgent"}`, "", "", `blocking_severity must be one of critical, high, medium, low, info (got "urgent")`},
 	} {
 		os.WriteFile(filepath.Join(dir, FileName), []byte(tt.body), 0o644)
-		f, err := Load(dir)
+		f, err := parseIn(dir)
 		if err != nil {
-			t.Fatalf("Load(%s): %v", tt.body, err)
+			t.Fatalf("Parse(%s): %v", tt.body, err)
 		}
 		s, err := Resolve(f, Args{})
 		if tt.err != "" {

@@ -1,8 +1,9 @@
 // Package doctor checks a whetstone installation for `whetstone doctor`:
 // the binary against its plugin, the plugin's files, Go, the clients, the
-// sandbox, the signing key, .whetstone/ and git. It reads the project
-// through internal/app and changes nothing (a probe file it creates it
-// removes); the hooks never call it.
+// project's whetstone.json and its trust, the sandbox, the signing key,
+// .whetstone/ and git. It reads the project through internal/app and
+// changes nothing (a probe file it creates it removes); the hooks never
+// call it.
 package doctor
 
 import (
@@ -28,6 +29,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/brief"
 	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/config"
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
 	"github.com/whetstone-dev/whetstone/internal/paint"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
@@ -57,12 +59,50 @@ const toolTimeout = 10 * time.Second
 // from source, the clients, bubblewrap, the key, .whetstone/ and git.
 // Everything it runs is found on PATH, so a test controls what it finds.
 func Run(a *app.App, dir string) []Check {
-	root := pluginRoot(a.Getenv)
-	checks := []Check{versionCheck(root), pluginCheck(root, brief.Agents()), goCheck(root)}
+	plugin, root := pluginRoot(a.Getenv), app.FindRoot(dir)
+	checks := []Check{versionCheck(plugin), pluginCheck(plugin, brief.Agents()), goCheck(plugin)}
 	checks = append(checks, clientChecks()...)
-	checks = append(checks, installChecks(a, app.FindRoot(dir))...)
-	checks = append(checks, sandboxCheck(a, app.FindRoot(dir)), keyCheck(a, app.FindRoot(dir)), writeCheck(app.FindRoot(dir)), gitCheck(dir))
+	checks = append(checks, installChecks(a, root)...)
+	file, trustChecks := configChecks(a, root)
+	checks = append(checks, trustChecks...)
+	checks = append(checks, sandboxCheck(a, file), keyCheck(a, root), writeCheck(root), gitCheck(dir))
 	return checks
+}
+
+// configChecks reads the project's whetstone.json as committed at HEAD
+// (a run reads it at its change's base: the same file unless the change
+// touches it; never the work tree) and says which of its settings weaken
+// containment and whether the user trusts them (docs/security.md). It
+// returns the settings a run would apply from it, and no line when there
+// is no committed file.
+func configChecks(a *app.App, root string) (config.File, []Check) {
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancel()
+	if _, err := (gitrun.Git{Dir: root}).Str(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}"); err != nil {
+		return config.File{}, nil // no repository, or no commit yet: nothing is committed
+	}
+	src, err := config.LoadAt(ctx, root, "HEAD")
+	if err != nil {
+		return config.File{}, []Check{{Name: "config", Level: Fail, Detail: err.Error(), Fix: "fix whetstone.json and commit it: a review whose base has this file does not start"}}
+	}
+	if !src.Found() {
+		return config.File{}, nil
+	}
+	weak := src.File.Weakening()
+	if len(weak) == 0 {
+		return src.File, []Check{{Name: "config", Level: OK, Detail: "whetstone.json at HEAD enables no setting that weakens containment"}}
+	}
+	ok, err := a.Trusted(root, src)
+	if ok {
+		return src.File, []Check{{Name: "config", Level: OK, Detail: "whetstone.json at HEAD is trusted (whetstone trust) and enables " + strings.Join(weak, ", ")}}
+	}
+	c := Check{Name: "config", Level: Warn,
+		Detail: fmt.Sprintf("whetstone.json at HEAD asks for %s (%s containment); the file is not trusted, so runs ignore %s", strings.Join(weak, ", "), map[bool]string{true: "weakens", false: "weaken"}[len(weak) == 1], map[bool]string{true: "it", false: "them"}[len(weak) == 1]),
+		Fix:    "read the file, then run `whetstone trust` to apply it; or take the setting out of whetstone.json (docs/security.md)"}
+	if err != nil {
+		c.Detail += " (" + err.Error() + ")"
+	}
+	return src.File.Contained(), []Check{c}
 }
 
 // Healthy reports whether no check failed.
@@ -345,20 +385,22 @@ func installChecks(a *app.App, root string) []Check {
 }
 
 // sandboxCheck says whether the sandbox works here and, with the
-// project's whetstone.json, what happens during a run to the commands that
-// run the project's code: sandboxed, refused, or run unsandboxed.
-func sandboxCheck(a *app.App, root string) Check {
+// project's whetstone.json as a run applies it (file: committed, and its
+// weakening settings only when trusted), what happens during a run to the
+// commands that run the project's code: sandboxed, refused, or run
+// unsandboxed.
+func sandboxCheck(a *app.App, file config.File) Check {
 	c := Check{Name: "sandbox", Level: OK}
 	setting := app.SandboxAuto
-	if f, err := config.Load(root); err == nil && f.Sandbox != "" {
-		setting = f.Sandbox
+	if file.Sandbox != "" {
+		setting = file.Sandbox
 	}
 	bwrap, ok := a.FindSandbox()
 	switch {
 	case ok && setting == app.SandboxOff:
 		c.Level = Warn
 		c.Detail = "bubblewrap works (" + bwrap + "), but whetstone.json says \"sandbox\": \"off\": agents' tests, builds and verification commands run unsandboxed during a run"
-		c.Fix = "remove \"sandbox\": \"off\" from whetstone.json, see docs/sandbox.md"
+		c.Fix = "remove \"sandbox\": \"off\" from whetstone.json, or stop trusting it (whetstone trust --remove), see docs/sandbox.md"
 		return c
 	case ok:
 		c.Detail = "bubblewrap works (" + bwrap + "): agents' tests, builds and verification commands run in the sandbox during a run"
@@ -377,7 +419,7 @@ func sandboxCheck(a *app.App, root string) Check {
 	c.Fix += ", see docs/sandbox.md"
 	if setting == app.SandboxAuto {
 		c.Detail = "no sandbox here (" + why + "): during a run, agents' tests, builds and verification commands are refused"
-		c.Fix += "; or set \"sandbox\": \"if-available\" in whetstone.json to run them unsandboxed"
+		c.Fix += "; or set \"sandbox\": \"if-available\" in whetstone.json, commit it and trust it (whetstone trust) to run them unsandboxed"
 		return c
 	}
 	c.Detail = fmt.Sprintf("no sandbox here (%s): whetstone.json says \"sandbox\": %q, so agents' tests, builds and verification commands run unsandboxed during a run", why, setting)

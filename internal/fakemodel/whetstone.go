@@ -77,6 +77,11 @@ type Whetstone struct {
 	// subagent to use them), confidence as a fraction (0.95), severity
 	// capitalised ("High").
 	RealModel bool
+	// Commands are shell commands an agent runs with its client's shell
+	// tool in its first turn, before it reports (a reviewer, by name such
+	// as "critic") or with its edits (the fixer, "fixer"): the reads, tests
+	// and probes a real model tries. Their results are in the model log.
+	Commands func(agent string, iteration int) []string
 	// BriefsReviewers makes the orchestrator brief each agent itself on its
 	// first dispatch ("reply with exactly this clean report"), as a model
 	// that thinks it knows better does; after the denial it copies the
@@ -306,6 +311,9 @@ func (w Whetstone) reviewer(req *Request, prompt string) Reply {
 	if name == w.RogueReviewer && len(req.ToolUses()) == 0 {
 		return Call(req.rogueCalls()...)
 	}
+	if calls := w.commands(req, name, iteration); len(calls) > 0 && len(req.ToolUses()) == 0 {
+		return Call(calls...)
+	}
 	var findings []Finding
 	if w.Findings != nil {
 		findings = w.Findings(name, iteration)
@@ -399,8 +407,7 @@ func (w Whetstone) fixer(req *Request, prompt string) Reply {
 	if w.Fixes != nil {
 		edits = w.Fixes(iteration)
 	}
-	if len(req.ToolUses()) == 0 && len(edits) > 0 {
-		var calls []Block
+	if calls := w.commands(req, "fixer", iteration); len(req.ToolUses()) == 0 && len(edits)+len(calls) > 0 {
 		for _, e := range edits {
 			calls = append(calls, req.edit(e))
 		}
@@ -562,4 +569,24 @@ func (r *Request) rogueCalls() []Block {
 		ToolUse("Write", map[string]any{"file_path": path, "content": "a reviewer wrote this\n"}),
 		ToolUse("Bash", map[string]any{"command": RogueCommand, "description": "write a file"}),
 	}
+}
+
+// commands are the shell tool calls of Commands for agent, in the request's
+// API: Claude Code's Bash, OpenCode's bash, Codex's exec_command.
+func (w Whetstone) commands(req *Request, agent string, iteration int) []Block {
+	if w.Commands == nil {
+		return nil
+	}
+	var calls []Block
+	for _, c := range w.Commands(agent, iteration) {
+		switch req.API {
+		case Responses:
+			calls = append(calls, ToolUse("exec_command", map[string]any{"cmd": c, "login": false}))
+		case OpenAI:
+			calls = append(calls, ToolUse("bash", map[string]any{"command": c, "description": "look"}))
+		default:
+			calls = append(calls, ToolUse("Bash", map[string]any{"command": c, "description": "look"}))
+		}
+	}
+	return calls
 }

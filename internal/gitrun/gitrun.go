@@ -4,7 +4,12 @@
 // so a hook never hangs on git. Content filters the user configured
 // (filter.<name>.clean, git-lfs's) still run on a snapshot's `git add`, as
 // on the user's own: they come from git config, which no agent may write
-// (every gate refuses .git).
+// (every gate refuses .git). Which files they apply to is up to the
+// .gitattributes in the work tree, which the change may write: where those
+// differ from HEAD's, the review's snapshot records the bytes on disk
+// instead of the filter's output (internal/snapshot, asOnDisk). The diffs
+// reviewers read run through Shown and judge binary files by content
+// (internal/scope), never by attributes.
 package gitrun
 
 import (
@@ -16,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,11 +51,26 @@ var ErrTooLarge = errors.New("output too large")
 type Git struct {
 	Dir string   // the directory git runs in (-C)
 	Env []string // extra environment, e.g. GIT_INDEX_FILE
+	// shown says git reads no attributes but the repository's (see Shown).
+	shown bool
 }
 
 // With returns a copy of g that adds env to every command.
 func (g Git) With(env ...string) Git {
-	return Git{Dir: g.Dir, Env: append(append([]string(nil), g.Env...), env...)}
+	return Git{Dir: g.Dir, Env: append(append([]string(nil), g.Env...), env...), shown: g.shown}
+}
+
+// Shown returns a copy of g for the diffs whetstone shows reviewers and
+// the fixer: git reads no attributes from the system's file or the user's
+// (core.attributesFile), so the only ones left are the repository's, which
+// the diff's own flags overrule (--text for a file judged text by its
+// content, --no-textconv, --no-ext-diff: internal/scope). What remains of
+// an attribute there is a diff driver's pattern for the line after "@@",
+// which only picks an earlier line of the same file.
+func (g Git) Shown() Git {
+	g = g.With("GIT_ATTR_NOSYSTEM=1")
+	g.shown = true
+	return g
 }
 
 // Run runs git with args and returns its standard output.
@@ -99,6 +120,9 @@ func (g Git) Command(ctx context.Context, args ...string) *exec.Cmd {
 	full := append([]string{"-C", g.Dir, "--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=false",
 		"-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.DevNull,
 		"-c", "core.trustctime=true", "-c", "core.checkStat=default"}, args...)
+	if g.shown {
+		full = slices.Insert(full, 3, "-c", "core.attributesFile="+os.DevNull)
+	}
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_EXTERNAL_DIFF=")
 	cmd.Env = append(cmd.Env, g.Env...)
@@ -160,6 +184,30 @@ func (g Git) Heads(ctx context.Context, blobs []string, n int, fn func(blob stri
 		return fmt.Errorf("read blobs: %w", err)
 	}
 	return nil
+}
+
+// Resolve returns the object name of each of names ("<tree-ish>:<path>"
+// and the like, one per line, so none may hold a newline), in order, with
+// "" for a name that does not exist, in one `git cat-file --batch-check`.
+func (g Git) Resolve(ctx context.Context, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out, err := g.RunInput(ctx, strings.NewReader(strings.Join(names, "\n")+"\n"), "cat-file", "--batch-check=%(objectname)")
+	if err != nil {
+		return nil, fmt.Errorf("resolve objects: %w", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(names) {
+		return nil, fmt.Errorf("resolve objects: %d answers to %d names", len(lines), len(names))
+	}
+	oids := make([]string, len(names))
+	for i, l := range lines {
+		if !strings.HasSuffix(l, " missing") && !strings.HasSuffix(l, " ambiguous") {
+			oids[i] = l
+		}
+	}
+	return oids, nil
 }
 
 // Capped is a writer that keeps at most Max bytes. Past that it fails, which

@@ -134,3 +134,49 @@ func TestNoRepositoryProgram(t *testing.T) {
 		t.Errorf("With changed the original: %v", g.Env)
 	}
 }
+
+// TestResolve: object names in order, "" for one that does not exist.
+func TestResolve(t *testing.T) {
+	g := newRepo(t)
+	ctx := context.Background()
+	small, _ := g.Str(ctx, "rev-parse", "HEAD:small.txt")
+	got, err := g.Resolve(ctx, []string{"HEAD:nothing", "HEAD:small.txt", "HEAD:a b/c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"", small, ""}, got); d != "" {
+		t.Errorf("Resolve (-want +got):\n%s", d)
+	}
+}
+
+// TestShown: a Shown git reads neither the user's attributes file nor the
+// system's; the repository's still count (the diff's flags overrule them),
+// and With keeps it Shown.
+func TestShown(t *testing.T) {
+	g := newRepo(t)
+	ctx := context.Background()
+	global := filepath.Join(t.TempDir(), "attributes")
+	if err := os.WriteFile(global, []byte("*.txt -diff\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Run(ctx, "config", "core.attributesFile", global); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(g.Dir, ".gitattributes"), []byte("big.txt linguist-generated\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	attrs := func(g Git) string {
+		out, err := g.Str(ctx, "check-attr", "diff", "linguist-generated", "--", "small.txt", "big.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got := attrs(g); !strings.Contains(got, "small.txt: diff: unset") {
+		t.Fatalf("the user's attributes file does not apply to plain git:\n%s", got)
+	}
+	want := "small.txt: diff: unspecified\nsmall.txt: linguist-generated: unspecified\nbig.txt: diff: unspecified\nbig.txt: linguist-generated: set"
+	if got := attrs(g.Shown().With("X=1")); got != want {
+		t.Errorf("Shown's attributes:\n%s\nwant\n%s", got, want)
+	}
+}

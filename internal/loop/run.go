@@ -74,6 +74,10 @@ type Settings struct {
 	Sandbox             string   `json:"sandbox,omitempty"`             // "" or "auto": code only in bubblewrap; "if-available"; "off" (config.File.Sandbox)
 	Restore             bool     `json:"restore,omitempty"`             // undo writes made in a read-only phase
 	MaxUntrackedBytes   int64    `json:"max_untracked_bytes,omitempty"` // untracked files above this are listed, not hashed (0: the default)
+	// Specialists are whetstone.json's path globs that call a specialist
+	// in, as read at the start (the fix rounds' focus applies them), so
+	// no later hook reads whetstone.json again.
+	Specialists map[string][]string `json:"specialists,omitempty"`
 }
 
 // Agent is one agent of the current phase.

@@ -173,8 +173,36 @@ func userError(format string, args ...any) error {
 // root. Root may be a subdirectory of a git work tree: then only that
 // subdirectory is in scope and every path is relative to root. Detect
 // returns the context and the iteration's diff.patch; errors meant for the
-// user are *Error.
+// user are *Error. It is Choose, then Chosen.Detect with the same request.
 func Detect(ctx context.Context, root string, req Request) (Context, []byte, error) {
+	ch, err := Choose(ctx, root, req)
+	if err != nil {
+		return Context{}, nil, err
+	}
+	return ch.Detect(ctx, req)
+}
+
+// Chosen is the change Choose picked (its mode, base, head and tree)
+// before the project's settings apply. They are read at its base
+// (config.LoadAt), never from the change: a change cannot configure its
+// own review (docs/security.md).
+type Chosen struct {
+	g     gitrun.Git
+	root  string
+	req   Request // the scope words and flags it was chosen with
+	specs []string
+	c     Context
+}
+
+// Base is the commit the change is measured against (git's empty tree for
+// a root commit).
+func (ch *Chosen) Base() string { return ch.c.Base }
+
+// Choose resolves what req's scope words and flags name: the mode, the
+// base and the tree of the change, snapshotting the work tree where the
+// mode reviews it (with req.MaxUntracked, the cap the command line
+// knows). Errors meant for the user are *Error.
+func Choose(ctx context.Context, root string, req Request) (*Chosen, error) {
 	modes := 0
 	for _, on := range []bool{req.Since != "", req.Staged, req.Uncommitted, req.LastCommit} {
 		if on {
@@ -182,35 +210,54 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 		}
 	}
 	if modes > 1 {
-		return Context{}, nil, userError("--since, --staged, --uncommitted and --last-commit exclude each other: choose one")
+		return nil, userError("--since, --staged, --uncommitted and --last-commit exclude each other: choose one")
 	}
 	g := gitrun.Git{Dir: root}
 	if out, err := g.Str(ctx, "rev-parse", "--is-inside-work-tree"); err != nil || out != "true" {
 		if ctx.Err() != nil { // out of time, which says nothing about the repository
-			return Context{}, nil, fmt.Errorf("no time left to choose the change: %w", ctx.Err())
+			return nil, fmt.Errorf("no time left to choose the change: %w", ctx.Err())
 		}
-		return Context{}, nil, userError("%s is not inside a git work tree: run whetstone in a git repository (git init, then commit)", root)
+		return nil, userError("%s is not inside a git work tree: run whetstone in a git repository (git init, then commit)", root)
 	}
 	head, err := g.Str(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 	if err != nil && ctx.Err() != nil {
-		return Context{}, nil, fmt.Errorf("no time left to choose the change: %w", ctx.Err())
+		return nil, fmt.Errorf("no time left to choose the change: %w", ctx.Err())
 	}
 	if err != nil {
-		return Context{}, nil, userError("the repository has no commits yet: commit something first, then review")
+		return nil, userError("the repository has no commits yet: commit something first, then review")
 	}
 	branch, _ := g.Str(ctx, "symbolic-ref", "-q", "--short", "HEAD")
 	specs, err := pathspecs(root, req.Paths)
 	if err != nil {
-		return Context{}, nil, err
+		return nil, err
 	}
 	if !req.LastCommit {
 		if err := conflicts(ctx, g); err != nil {
-			return Context{}, nil, err
+			return nil, err
 		}
 	}
 	c := Context{Schema: Schema, Iteration: 1, Head: head, Branch: branch, Paths: req.Paths, MaxUntracked: req.MaxUntracked}
 	if err := choose(ctx, g, req, specs, &c); err != nil {
-		return Context{}, nil, err
+		return nil, err
+	}
+	return &Chosen{g: g, root: root, req: req, specs: specs, c: c}, nil
+}
+
+// Detect finishes iteration 1's change with req's settings (the project's,
+// read at the base): its files and triage, the size gates, specialists,
+// verification commands and signals. The scope words and flags stay those
+// the change was chosen with. A cap on untracked files other than the one
+// the work tree was snapshotted with snapshots it again.
+func (ch *Chosen) Detect(ctx context.Context, req Request) (Context, []byte, error) {
+	req.Since, req.Staged, req.Uncommitted, req.LastCommit, req.Paths = ch.req.Since, ch.req.Staged, ch.req.Uncommitted, ch.req.LastCommit, ch.req.Paths
+	g, specs, c := ch.g, ch.specs, ch.c
+	if req.MaxUntracked != c.MaxUntracked {
+		c.MaxUntracked = req.MaxUntracked
+		if c.Mode != ModeLastCommit && c.Mode != ModeStaged { // neither reads the work tree
+			if err := snapshotInto(ctx, g, &c); err != nil {
+				return Context{}, nil, err
+			}
+		}
 	}
 	changes, err := collect(ctx, g, c.Base, c.Tree, specs, req, nil)
 	if err != nil {
@@ -237,7 +284,7 @@ func Detect(ctx context.Context, root string, req Request) (Context, []byte, err
 		}
 	}
 	c.Specialists, c.NotCalled = specialists(changes, req)
-	c.Verify = DetectVerify(root, req.VerifyCommands)
+	c.Verify = DetectVerify(ch.root, req.VerifyCommands)
 	if req.Checks {
 		c.Signals = checks(ctx, g, reviewed(c), req)
 	}
@@ -658,13 +705,18 @@ func Next(ctx context.Context, root string, prev Context, contain ...Contain) (n
 	if err != nil {
 		return Context{}, nil, nil, err
 	}
-	fix, err = g.Run(ctx, append(append([]string{"diff"}, diffArgs...), prev.Tree, tree, "--", ".", snapshot.ExcludeState)...)
-	if err != nil {
-		return Context{}, nil, nil, fmt.Errorf("fix diff: %w", err)
-	}
 	fixed, err := listChanges(ctx, g, prev.Tree, tree, []string{"."})
 	if err != nil {
 		return Context{}, nil, nil, err
+	}
+	if err := judge(ctx, g, fixed, nil); err != nil {
+		return Context{}, nil, nil, fmt.Errorf("fix diff: %w", err)
+	}
+	if err := loadPatches(ctx, g, prev.Tree, tree, fixed, true); err != nil {
+		return Context{}, nil, nil, fmt.Errorf("fix diff: %w", err)
+	}
+	for _, c := range fixed {
+		fix = append(fix, c.patch...)
 	}
 	var specs []string
 	for _, f := range slices.Concat(prev.Files, files(fixed)) {

@@ -57,6 +57,9 @@ func TestSignalsWorkspace(t *testing.T) {
 	r.write("main.go", "package main\n\nimport \"example.com/lib\"\n\nfunc main() { lib.Same() }\n")
 	r.write("lib/go.mod", "module example.com/lib\n\ngo 1.21\n\nrequire github.com/google/go-cmp v0.7.0\n")
 	r.write("lib/lib.go", "package lib\n\nimport \"github.com/google/go-cmp/cmp\"\n\nfunc Same() bool { return cmp.Equal(1, 1) }\n")
+	// The checksums, so that GOPROXY=off needs no checksum database a
+	// machine only has after other Go builds (a fresh module cache).
+	r.write("lib/go.sum", goSum(t, "github.com/google/go-cmp"))
 	r.commit("base")
 	r.write("main.go", "package main\n\nimport \"example.com/lib\"\n\nfunc main() { _ = lib.Same() }\n")
 	got := r.signals(Request{})

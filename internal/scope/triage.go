@@ -6,7 +6,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/whetstone-dev/whetstone/internal/gitrun"
+	"github.com/whetstone-dev/whetstone/internal/snapshot"
 )
 
 // headBytes is how much of a file's new content triage reads: Go's rule
@@ -66,13 +66,15 @@ var (
 // collect lists the changes from base to tree under pathspecs, triages
 // them and reads the diff of every file that is not skipped. keep holds
 // triage decided earlier (a later iteration keeps each file's); the rest
-// follow req's globs and the built-in rules (see triage).
+// follow req's globs and the built-in rules (see triage), with the
+// attributes of base (linguistAttrs) and what is binary judged by content
+// (judge).
 func collect(ctx context.Context, g gitrun.Git, base, tree string, pathspecs []string, req Request, keep map[string]File) ([]change, error) {
 	changes, err := listChanges(ctx, g, base, tree, pathspecs)
 	if err != nil || len(changes) == 0 {
 		return nil, err
 	}
-	attrs, err := linguistAttrs(ctx, g, changes)
+	attrs, err := linguistAttrs(ctx, g, base, changes)
 	if err != nil {
 		return nil, err
 	}
@@ -91,18 +93,9 @@ func collect(ctx context.Context, g gitrun.Git, base, tree string, pathspecs []s
 	if err := tooMany(unskipped, req); err != nil {
 		return nil, err
 	}
-	if err := loadPatches(ctx, g, base, tree, changes); err != nil {
-		return nil, err
-	}
-	want := map[string][]int{}
-	for i, c := range changes {
-		if c.Triage == "" && c.Status != "deleted" && !c.Binary {
-			want[c.blob] = append(want[c.blob], i)
-		}
-	}
 	gen := map[int]string{}
-	err = g.Heads(ctx, slices.Sorted(maps.Keys(want)), headBytes, func(blob string, head []byte) {
-		for _, i := range want[blob] {
+	err = judge(ctx, g, changes, func(i int, head []byte) {
+		if changes[i].Triage == "" {
 			gen[i] = generator(changes[i].Path, head)
 		}
 	})
@@ -111,8 +104,11 @@ func collect(ctx context.Context, g gitrun.Git, base, tree string, pathspecs []s
 	}
 	for i := range changes {
 		if c := &changes[i]; c.Triage == "" {
-			c.Triage, c.TriageReason = byContent(c.File, gen[i], attrs[c.Path])
+			c.Triage, c.TriageReason = byContent(c.File, c.Binary && c.opaque, gen[i], attrs[c.Path])
 		}
+	}
+	if err := loadPatches(ctx, g, base, tree, changes, false); err != nil {
+		return nil, err
 	}
 	return changes, nil
 }
@@ -130,6 +126,10 @@ func tooMany(unskipped int, req Request) error {
 	return userError("the change touches %d files that no path rule skips (limit %d): narrow it with paths or --since, ignore what should not be reviewed (.gitignore, or \"triage\": {\"skip\": […]} in whetstone.json), or pass --force", unskipped, max)
 }
 
+// nulText is the triage reason of a text file that a NUL byte makes
+// binary by git's rule.
+const nulText = "text with a NUL byte, shown as binary: read the file"
+
 // attrs are a path's linguist attributes as git check-attr prints them:
 // "set", "unset", "unspecified" or a value.
 type attrs struct{ generated, vendored string }
@@ -138,26 +138,24 @@ func attrOn(v string) bool  { return v == "set" || v == "true" }
 func attrOff(v string) bool { return v == "unset" || v == "false" }
 
 // linguistAttrs reads the linguist-generated and linguist-vendored
-// attributes (.gitattributes) of the changes' paths, as GitHub honours them.
-func linguistAttrs(ctx context.Context, g gitrun.Git, changes []change) (map[string]attrs, error) {
-	var in strings.Builder
-	for _, c := range changes {
-		in.WriteString(c.Path + "\x00")
+// attributes of the changes' paths, as GitHub honours them, from the
+// .gitattributes files of base, never from the change: a change may not
+// mark its own files generated or vendored and so out of review (one
+// .gitattributes line, "* linguist-generated", would skip them all). The
+// repository's info/attributes and the user's attributes file apply too;
+// they are the user's.
+func linguistAttrs(ctx context.Context, g gitrun.Git, base string, changes []change) (map[string]attrs, error) {
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
 	}
-	out, err := g.RunInput(ctx, strings.NewReader(in.String()), "check-attr", "-z", "--stdin", "linguist-generated", "linguist-vendored")
+	values, err := snapshot.Attributes(ctx, g, base, paths, []string{"linguist-generated", "linguist-vendored"})
 	if err != nil {
-		return nil, fmt.Errorf("read attributes: %w", err)
+		return nil, err
 	}
 	m := map[string]attrs{}
-	f := strings.Split(string(out), "\x00")
-	for i := 0; i+2 < len(f); i += 3 {
-		a := m[f[i]]
-		if f[i+1] == "linguist-generated" {
-			a.generated = f[i+2]
-		} else {
-			a.vendored = f[i+2]
-		}
-		m[f[i]] = a
+	for p, v := range values {
+		m[p] = attrs{generated: v["linguist-generated"], vendored: v["linguist-vendored"]}
 	}
 	return m, nil
 }
@@ -195,23 +193,40 @@ func byPath(f File, a attrs, req Request) (string, string) {
 	return "", ""
 }
 
-// byContent decides a file byPath left open: skip when binary or
-// generated (gen names the marker found), then deep for CI configuration
-// and sensitive path words, else normal.
-func byContent(f File, gen string, a attrs) (string, string) {
+// byContent decides a file byPath left open: skip when binary (opaque:
+// a NUL byte and no UTF-8 text) or generated (gen names the marker found),
+// then byRole. A text file with a NUL byte is shown as binary but never
+// skipped: the reviewers are told to read it.
+func byContent(f File, opaque bool, gen string, a attrs) (string, string) {
 	switch {
-	case f.Binary:
+	case opaque:
 		return "skip", "binary"
+	case f.Binary:
+		triage, why := byRole(f.Path)
+		if why != "" {
+			why += "; "
+		}
+		return triage, why + nulText
 	case gen != "" && !attrOff(a.generated):
 		return "skip", "generated (" + gen + ")"
 	}
-	lower := strings.ToLower(f.Path)
-	for _, p := range ciPaths {
-		if lower == strings.TrimSuffix(p, "/") || strings.HasPrefix(lower, p) {
+	return byRole(f.Path)
+}
+
+// byRole is deep for CI configuration, .gitattributes (which choose the
+// filters, drivers and conversions git runs on the files) and sensitive
+// path words, else normal.
+func byRole(p string) (string, string) {
+	lower := strings.ToLower(p)
+	if path.Base(lower) == ".gitattributes" {
+		return "deep", "git attributes"
+	}
+	for _, ci := range ciPaths {
+		if lower == strings.TrimSuffix(ci, "/") || strings.HasPrefix(lower, ci) {
 			return "deep", "CI configuration"
 		}
 	}
-	for _, w := range words(f.Path) {
+	for _, w := range words(p) {
 		if slices.Contains(sensitive, w) {
 			return "deep", fmt.Sprintf("sensitive path (%s)", w)
 		}

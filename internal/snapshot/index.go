@@ -27,6 +27,13 @@ func IndexTree(ctx context.Context, g gitrun.Git) (string, error) {
 	return tree, err
 }
 
+// WithEmptyIndex runs fn with a copy of g whose commands use a temporary,
+// empty index, removed afterwards: for reading what the user's index must
+// not hold, such as the attributes of another revision.
+func WithEmptyIndex(ctx context.Context, g gitrun.Git, fn func(tg gitrun.Git) error) error {
+	return withTempIndex(ctx, g, false, fn)
+}
+
 // withTempIndex runs fn with a copy of g whose commands use a temporary
 // index: a copy of the user's index when seed is true, else an empty one.
 // The file has a unique name, so concurrent callers never share one, and it

@@ -208,7 +208,16 @@ func (s Snapshot) Compare(ctx context.Context, root string) (Snapshot, []Change,
 	return now, out, nil
 }
 
-func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) error {
+// Restore puts the files of changes back as s recorded them. Before a
+// file is removed or overwritten, it is copied as it is now into keep (a
+// directory outside the snapshot's scope, created when needed), and the
+// copies' paths, relative to root and keep alike, are returned: a restore
+// never loses the user's work, and `cp -a keep/. root` brings it back. A
+// file no copy could be kept of is left alone (RestoreError says so).
+func (s Snapshot) Restore(ctx context.Context, root string, changes []Change, keep string) ([]string, error) {
+	if keep == "" {
+		return nil, errors.New("restore: no directory to keep the user's files in")
+	}
 	want, all := map[string]bool{}, false
 	for _, c := range changes {
 		switch c.Kind {
@@ -219,7 +228,7 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 		}
 	}
 	if len(want) == 0 && !all {
-		return nil
+		return nil, nil
 	}
 	g := tamperGit(root)
 	wasLarge := map[string]bool{}
@@ -247,13 +256,14 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 	}
 	entries, large, index, err := pending()
 	if err != nil || len(entries)+len(large) == 0 {
-		return err
+		return nil, err
 	}
 	fsys, err := os.OpenRoot(root)
 	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return nil, fmt.Errorf("restore: %w", err)
 	}
 	defer fsys.Close()
+	k := &keeper{src: fsys, dir: keep}
 
 	why := map[string]string{}
 	for _, c := range large {
@@ -261,7 +271,9 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 		case wasLarge[c.Path]:
 			why[c.Path] = fmt.Sprintf("larger than %s when the phase began: its content was not recorded", MiB(Cap(s.MaxUntracked)))
 		case c.Kind == KindAdded:
-			if err := removeFile(fsys, c.Path); err != nil {
+			if err := k.keep(c.Path); err != nil {
+				why[c.Path] = err.Error()
+			} else if err := removeFile(fsys, c.Path); err != nil {
 				why[c.Path] = err.Error()
 			}
 		}
@@ -270,7 +282,7 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 	if s.Index != "" && index != "" && index != s.Index {
 		idx, err := treeDiff(ctx, g, s.Index, index)
 		if err != nil {
-			return err
+			return k.kept, err
 		}
 		newlyStaged = map[string]bool{}
 		for _, e := range idx {
@@ -292,6 +304,10 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 			why[e.path] = "the index now tracks it; Restore leaves the index and its files alone"
 			continue
 		}
+		if err := k.keep(e.path); err != nil {
+			why[e.path] = err.Error()
+			continue
+		}
 		if err := removeFile(fsys, e.path); err != nil {
 			why[e.path] = err.Error()
 			continue
@@ -301,7 +317,7 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 		}
 	}
 	if err := pruneDirs(ctx, g, fsys, s.Tree, parents); err != nil {
-		return err
+		return k.kept, err
 	}
 	var writes []entry
 	for _, e := range slices.Backward(entries) {
@@ -310,6 +326,10 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 		case e.oldMode == gitlinkMode:
 			why[e.path] = "a submodule: check it out yourself"
 		default:
+			if err := k.keep(e.path); err != nil {
+				why[e.path] = err.Error()
+				continue
+			}
 			if err := clearForWrite(fsys, e.path); err != nil {
 				why[e.path] = err.Error()
 				continue
@@ -325,10 +345,10 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 
 	left, leftLarge, _, err := pending()
 	if err != nil {
-		return err
+		return k.kept, err
 	}
 	if len(left)+len(leftLarge) == 0 {
-		return nil
+		return k.kept, nil
 	}
 	failed := &RestoreError{}
 	for _, e := range left {
@@ -346,7 +366,7 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 		}
 	}
 	slices.SortStableFunc(failed.Failed, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
-	return failed
+	return k.kept, failed
 }
 
 // worktree snapshots the work tree under g's directory and the user's
@@ -358,7 +378,7 @@ func (s Snapshot) Restore(ctx context.Context, root string, changes []Change) er
 // (kept, its checksum).
 func worktree(ctx context.Context, g gitrun.Git, max int64, seed string, keep bool) (tree, index string, large []LargeFile, kept string, err error) {
 	err = both(func() (err error) {
-		tree, large, kept, err = keptWorkTree(ctx, g, max, seed, keep)
+		tree, large, kept, err = keptWorkTree(ctx, g, max, seed, keep, false)
 		return err
 	}, func() (err error) {
 		index, err = IndexTree(ctx, g)

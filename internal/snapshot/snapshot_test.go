@@ -311,8 +311,19 @@ func TestTamperSubdirectory(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
-	if err := s.Restore(ctx, root, got); err != nil {
+	keep := filepath.Join(t.TempDir(), "kept")
+	copied, err := s.Restore(ctx, root, got, keep)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// What was removed or overwritten is kept first, as it was.
+	if diff := cmp.Diff([]string{"new/x.txt", "c.txt"}, copied); diff != "" {
+		t.Errorf("copies (-want +got):\n%s", diff)
+	}
+	for name, want := range map[string]string{"c.txt": "tampered\n", "new/x.txt": "x\n"} {
+		if got, err := os.ReadFile(filepath.Join(keep, name)); string(got) != want {
+			t.Errorf("kept %s = %q, %v; want %q", name, got, err, want)
+		}
 	}
 	if got, err := os.ReadFile(filepath.Join(root, "c.txt")); string(got) != "c\n" {
 		t.Errorf("c.txt = %q, %v; want the recorded content", got, err)
@@ -339,7 +350,7 @@ func TestTamperCap(t *testing.T) {
 		t.Errorf("last change (-want +got):\n%s", diff)
 	}
 	// The marker stands for the rest: Restore removes all of them.
-	if err := s.Restore(context.Background(), r.dir, got); err != nil {
+	if _, err := s.Restore(context.Background(), r.dir, got, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.changes(s); got != nil {
@@ -411,7 +422,7 @@ func TestTamperRestore(t *testing.T) {
 	if len(changes) == 0 {
 		t.Fatal("no changes found")
 	}
-	if err := s.Restore(context.Background(), r.dir, changes); err != nil {
+	if _, err := s.Restore(context.Background(), r.dir, changes, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.changes(s); got != nil {
@@ -461,7 +472,7 @@ func TestTamperRestoreSymlinkOutside(t *testing.T) {
 	}
 
 	// Without the symlink's own removal, sub/c.txt would be written through it.
-	err := s.Restore(context.Background(), r.dir, changes[2:])
+	_, err := s.Restore(context.Background(), r.dir, changes[2:], t.TempDir())
 	var re *RestoreError
 	if !errors.As(err, &re) {
 		t.Fatalf("Restore = %v, want a *RestoreError", err)
@@ -474,7 +485,7 @@ func TestTamperRestoreSymlinkOutside(t *testing.T) {
 	}
 
 	// With it, the symlinks go and real files come back.
-	if err := s.Restore(context.Background(), r.dir, changes); err != nil {
+	if _, err := s.Restore(context.Background(), r.dir, changes, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.changes(s); got != nil {
@@ -500,7 +511,7 @@ func TestTamperRestoreLeavesIndexAlone(t *testing.T) {
 	r.git("commit", "-q", "-m", "tampered") // HEAD moves; work tree as staged
 	r.git("branch", "feature")
 	changes := r.changes(s)
-	err := s.Restore(context.Background(), r.dir, changes)
+	_, err := s.Restore(context.Background(), r.dir, changes, t.TempDir())
 	var re *RestoreError
 	if !errors.As(err, &re) {
 		t.Fatalf("Restore = %v, want a *RestoreError", err)
@@ -515,7 +526,7 @@ func TestTamperRestoreLeavesIndexAlone(t *testing.T) {
 	if got := r.rev("refs/heads/main"); got == base {
 		t.Error("Restore moved main back")
 	}
-	if err := s.Restore(context.Background(), r.dir, []Change{{Path: "HEAD", Kind: KindHead}, {Path: "refs/heads/feature", Kind: KindRef}}); err != nil {
+	if _, err := s.Restore(context.Background(), r.dir, []Change{{Path: "HEAD", Kind: KindHead}, {Path: "refs/heads/feature", Kind: KindRef}}, t.TempDir()); err != nil {
 		t.Errorf("Restore of HEAD and ref changes = %v, want nil (they are reported only)", err)
 	}
 }
@@ -633,7 +644,7 @@ func TestTamperHooks(t *testing.T) {
 	s := r.take()
 	r.write("a.txt", "A\n")
 	r.write("new.txt", "new\n")
-	if err := s.Restore(context.Background(), r.dir, r.changes(s)); err != nil {
+	if _, err := s.Restore(context.Background(), r.dir, r.changes(s), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := os.ReadFile(mark); err == nil {

@@ -97,17 +97,24 @@ func addAll(ctx context.Context, tg gitrun.Git, large []LargeFile) error {
 
 // WorkTree writes a tree object of the whole working tree (tracked, and
 // untracked but not ignored, files) through a temporary copy of the index,
-// without the untracked files larger than max bytes, which it returns.
+// without the untracked files larger than max bytes, which it returns. It
+// is the tree reviewers see, so a file whose conversions the work tree's
+// .gitattributes changed is recorded as on disk (asOnDisk).
 func WorkTree(ctx context.Context, g gitrun.Git, max int64) (string, []LargeFile, error) {
-	tree, large, _, err := keptWorkTree(ctx, g, max, "", false)
+	tree, large, _, err := keptWorkTree(ctx, g, max, "", false, true)
 	return tree, large, err
 }
 
 // keptWorkTree is WorkTree starting from the index an earlier snapshot
 // kept (seed, its checksum; "" for the user's index), which saves hashing
 // the untracked files that did not change since (cache.go). With keep,
-// its own index is kept for the next one and its checksum returned.
-func keptWorkTree(ctx context.Context, g gitrun.Git, max int64, seed string, keep bool) (tree string, large []LargeFile, sum string, err error) {
+// its own index is kept for the next one and its checksum returned. With
+// onDisk, files are recorded as on disk where the work tree's
+// .gitattributes changed their conversions (asOnDisk); the tamper
+// backstop's snapshots go without (a changed .gitattributes is a change
+// it reports anyway, and restoring goes through git's conversions), which
+// saves a git process on every concluding hook.
+func keptWorkTree(ctx context.Context, g gitrun.Git, max int64, seed string, keep, onDisk bool) (tree string, large []LargeFile, sum string, err error) {
 	large, err = largeUntracked(ctx, g, Cap(max))
 	if err != nil {
 		return "", nil, "", err
@@ -142,6 +149,11 @@ func keptWorkTree(ctx context.Context, g gitrun.Git, max int64, seed string, kee
 		}
 		if err := addAll(ctx, tg, large); err != nil {
 			return err
+		}
+		if onDisk {
+			if err := asOnDisk(ctx, tg); err != nil {
+				return err
+			}
 		}
 		var err error
 		if tree, err = tg.Str(ctx, "write-tree"); err != nil {

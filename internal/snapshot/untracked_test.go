@@ -138,7 +138,7 @@ func TestLargeUntrackedRestore(t *testing.T) {
 	r.sparse("a.txt", 2<<20)      // a tracked file made large: hashed, checked out again
 	r.write("b.txt", "changed\n") // an ordinary change
 	changes := r.changes(s)
-	err := s.Restore(context.Background(), r.dir, changes)
+	_, err := s.Restore(context.Background(), r.dir, changes, t.TempDir())
 	var re *RestoreError
 	if !errors.As(err, &re) {
 		t.Fatalf("Restore: %v, want a RestoreError naming big.bin", err)

@@ -42,6 +42,18 @@ func (Client) AgentType(name string) string { return "whetstone:" + name }
 // Background is true: the Agent tool takes run_in_background.
 func (Client) Background() bool { return true }
 
+// DispatchFields are the Agent tool's fields a dispatch of a whetstone
+// agent may carry: what its WHETSTONE-DISPATCH line holds (the agent, a
+// label, the job line, run_in_background as the run's settings say).
+// The rest of the tool's input (docs: claude-code.md §6) starts the agent
+// with more than its job line or elsewhere: resume and a fork carry
+// another agent's context, model and effort override the agent's own,
+// isolation moves it out of the project whetstone gates.
+var DispatchFields = map[string]string{"subagent_type": "string", "description": "string", "prompt": "string", "run_in_background": "boolean"}
+
+// DispatchFields is the package's DispatchFields.
+func (Client) DispatchFields() map[string]string { return DispatchFields }
+
 // command is the review command, which is also a skill.
 const command = "whetstone:review"
 

@@ -130,6 +130,18 @@ func (Client) AgentType(name string) string { return Prefix + name }
 // always run beside the main thread, which waits for them with wait_agent.
 func (Client) Background() bool { return false }
 
+// DispatchFields are the spawn_agent fields a dispatch of a whetstone
+// agent may carry: those of its WHETSTONE-DISPATCH line, the agent and the
+// job line as its message. The others carry context into the child:
+// fork_context and fork_turns the parent's conversation, items content
+// besides the message; any other is refused as unknown. A "prompt" of the
+// model's own is one too: the gate would read it for the message
+// (withPrompt), Codex does not.
+var DispatchFields = map[string]string{"agent_type": "string", "message": "string"}
+
+// DispatchFields is the package's DispatchFields.
+func (Client) DispatchFields() map[string]string { return DispatchFields }
+
 // ReviewSkill is never true: Codex hands a skill to the model as text (the
 // user's $whetstone-review, seen by UserPromptSubmit), not as a tool call.
 func (Client) ReviewSkill(hook.Payload) (string, bool) { return "", false }

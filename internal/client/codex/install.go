@@ -74,7 +74,8 @@ func (Client) ConfigDir(project string, global bool, getenv func(string) string)
 func (Client) GlobalDir() string { return "$CODEX_HOME (~/.codex)" }
 
 // events are the hook events whetstone answers in Codex, with the hook's
-// timeout in seconds (cli.HookDeadline's margins).
+// timeout in seconds, as in hooks/hooks.json (cli.HookDeadline's margins;
+// TestHookTimeoutsAgree).
 var events = []struct {
 	name, arg string
 	timeout   int
@@ -90,8 +91,9 @@ var events = []struct {
 // Hooks is hooks.json running binary on every event whetstone answers, as
 // `whetstone hook <event> --client=codex`. Codex lets a call through when
 // its hook fails (docs/codex.md §5: onFailure is ignored), so the gate's
-// command turns a failure into exit 2, Codex's deny; a timeout still
-// passes.
+// command turns a failure into exit 2, Codex's deny, and a missing binary
+// with it; a timeout would still pass, so the binary refuses a call it has
+// not decided 5 s before Codex's timeout (cli.GateGrace).
 func Hooks(binary string) ([]byte, error) {
 	bin, err := syntax.Quote(binary, syntax.LangBash)
 	if err != nil {

@@ -83,6 +83,15 @@ func (Client) AgentType(name string) string { return Prefix + name }
 // subagents always run in the foreground.
 func (Client) Background() bool { return false }
 
+// DispatchFields are the task tool's fields a dispatch of a whetstone
+// agent may carry: those of its WHETSTONE-DISPATCH line. The tool's others
+// (docs: opencode.md §3) carry context into the child: task_id resumes an
+// earlier child session with its history, command is a slash command's.
+var DispatchFields = map[string]string{"subagent_type": "string", "description": "string", "prompt": "string"}
+
+// DispatchFields is the package's DispatchFields.
+func (Client) DispatchFields() map[string]string { return DispatchFields }
+
 // ReviewSkill reports whether a Skill call loads whetstone's review skill,
 // skill {"name": "whetstone-review"}; it takes no arguments.
 func (Client) ReviewSkill(p hook.Payload) (string, bool) {
