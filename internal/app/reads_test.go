@@ -27,8 +27,9 @@ import (
 const secret = "KEYDIR-SECRET"
 
 // linkedProject is a Go module in a git repository that commits docs/kd, a
-// link to the key's directory, with a run started by session. mutate may
-// add files before the commit. It returns the root and the run directory.
+// link to the key's directory, and config as its whetstone.json, with a run
+// started by session. mutate may add files before the commit. It returns
+// the root and the run directory.
 func linkedProject(t *testing.T, a *app.App, keyDir, session, prompt, config string, mutate func(root string)) (root, runDir string) {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
@@ -60,7 +61,7 @@ func linkedProject(t *testing.T, a *app.App, keyDir, session, prompt, config str
 	if mutate != nil {
 		mutate(root)
 	}
-	for _, args := range [][]string{{"add", "-A", "docs", "go.mod", "main_test.go"}, {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "docs"}} {
+	for _, args := range [][]string{{"add", "-A", "docs", "go.mod", "main_test.go", "whetstone.json"}, {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "docs"}} {
 		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
@@ -285,7 +286,8 @@ func TestTreeWalkersWithoutSandbox(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := containApp(t, keyDir, tc.sandbox)
 			session := "c7000000-0000-4000-8000-00000000000" + map[bool]string{true: "1", false: "2"}[tc.sandbox]
-			root, _ := linkedProject(t, a, keyDir, session, "/whetstone:review", tc.config, nil)
+			// "off" weakens containment: it applies once the user trusts it.
+			root, _ := linkedProject(t, a, keyDir, session, "/whetstone:review", tc.config, func(r string) { trustConfig(t, a, r) })
 			scratch := filepath.Join(os.TempDir(), "whetstone-walk-"+filepath.Base(root))
 			t.Cleanup(func() { os.RemoveAll(scratch) })
 			for i, w := range treeWalkers {
