@@ -450,3 +450,42 @@ func TestProgramOnPathInProjectIsContained(t *testing.T) {
 		}
 	})
 }
+
+// TestSkillShellReadsNoLinkOrProgramOfTheProject: the orchestrator's skill
+// shell commands run outside any tool, where nothing can sandbox them: one
+// that follows a link to the key's directory, or runs a program PATH finds
+// in the project, is refused; a walk that follows no link, and a read by
+// the system's program, run.
+func TestSkillShellReadsNoLinkOrProgramOfTheProject(t *testing.T) {
+	keyDir := containKeyDir(t)
+	a := containApp(t, keyDir, false)
+	var root string
+	env := a.Getenv
+	a.Getenv = func(k string) string {
+		if k == "PATH" {
+			return filepath.Join(root, ".venv", "bin") + ":" + os.Getenv("PATH")
+		}
+		return env(k)
+	}
+	const session = "c9000000-0000-4000-8000-000000000009"
+	root, _ = linkedProject(t, a, keyDir, session, "/whetstone:review", `{}`, func(r string) {
+		shim(t, filepath.Join(r, ".venv", "bin", "sed"), keyDir)
+	})
+	for _, tc := range []struct{ cmd, want string }{
+		{"grep -R -a . docs", "the link docs/kd leads to whetstone's key"},
+		{"sed -n 1p go.mod", "PATH finds where an agent can write"},
+		{"grep -r -a . docs", ""},
+		{"cat go.mod", ""},
+	} {
+		out := runHook(t, a, "pre-skill-shell-command", payload(t, map[string]any{
+			"session_id": session, "hook_event_name": "PreSkillShellCommand", "cwd": root, "command_name": "lint",
+			"tool_name": "Bash", "tool_input": map[string]any{"command": tc.cmd}}))
+		reason := gjson.GetBytes(out, "hookSpecificOutput.permissionDecisionReason").String()
+		switch {
+		case tc.want == "" && out != nil:
+			t.Errorf("skill shell %q refused: %s", tc.cmd, out)
+		case tc.want != "" && !strings.Contains(reason, tc.want):
+			t.Errorf("skill shell %q: want a refusal containing %q; got %s", tc.cmd, tc.want, out)
+		}
+	}
+}
