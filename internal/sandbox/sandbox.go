@@ -445,7 +445,7 @@ func (l layout) missing(p string) string {
 			return ""
 		}
 	}
-	return p + " is under " + strings.SplitN(p, "/", 3)[1] + ", which the sandbox replaces with an empty directory, and not in a PATH directory the sandbox binds back"
+	return p + " is under /" + strings.SplitN(p, "/", 3)[1] + ", which the sandbox replaces with an empty directory, and not in a PATH directory the sandbox binds back"
 }
 
 func invalid(bwrap, cmd string, o Options) string {
