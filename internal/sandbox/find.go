@@ -23,15 +23,16 @@ const probeTimeout = 10 * time.Second
 const cacheName = "sandbox-probe"
 
 // Find returns the bwrap executable to use and true when sandboxing works on
-// this machine: Linux, bwrap in a system directory (toolDirs: never the
-// caller's PATH, since bwrap starts the sandbox), and a probe — a real wrapped command in
-// a throwaway project — behaves as Wrap promises.
+// this machine: Linux, bwrap in a system directory (toolDirs; never the
+// caller's PATH, since bwrap starts the sandbox), and a probe — a real
+// wrapped command in a throwaway project — behaves as Wrap promises.
 //
 // Hooks call Find on every Bash call, so the probe's verdict is cached in
 // os.UserCacheDir()/whetstone/sandbox-probe under a key made of the probe
 // recipe, the bwrap executable and the set-up's helpers (path, size, mtime)
 // and the kernel's boot id. Only the first call after one of those changes
-// runs the probe; every other call costs a few stats and two small reads. Without a usable cache directory every call probes.
+// runs the probe; every other call costs a few stats and two small reads.
+// Without a usable cache directory every call probes.
 func Find() (bwrap string, ok bool) { return FindContext(context.Background()) }
 
 // FindContext is Find within ctx: a hook passes its deadline, and the probe

@@ -384,6 +384,8 @@ func pathBinds(dirs, overlays []string) (binds []string, links [][2]string) {
 			binds = append(binds, real)
 		}
 	}
+	// Outer symlinks before those under them, which they then cover.
+	slices.SortFunc(entries, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
 	// Each once, nested ones dropped: a bind covers what is in it.
 	slices.Sort(binds)
 	binds = slices.Compact(binds)
