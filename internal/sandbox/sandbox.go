@@ -260,12 +260,13 @@ func build(bwrap, cmd string, o Options, look func(string) string) ([]string, st
 	return append(args, commandEnv(env, l.gocache)...), ""
 }
 
-// passEnv are the caller's variables the command sees, by name (any
-// LC_* too): where the user's files and tools are, and how to print. None
-// of them names a program, a library or a script that a shell, the dynamic
-// loader or an interpreter would run, so an environment the repository
-// chose (a direnv .envrc, an activated virtualenv's settings) cannot make
-// the command run more than it says; PATH is handled apart (commandEnv).
+// passEnv are the caller's variables the command sees, by name (the LC_*
+// of lcNames too): where the user's files and toolchains are, as PATH
+// says, and how to print. None is a program, library, script or option
+// that a shell, the dynamic loader or an interpreter loads or runs on its
+// own start, so an environment the repository chose (a direnv .envrc, an
+// activated virtualenv's settings) cannot make the command run more than
+// it says; PATH is handled apart (commandEnv).
 // Left out, among others: LD_*, BASH_ENV, ENV, SHELLOPTS, PYTHON*,
 // NODE_OPTIONS, NODE_PATH, PERL5*, RUBY*, GOFLAGS (-toolexec, -exec),
 // GOENV, GOWORK, CC, CXX, RUSTC_WRAPPER, RUSTUP_TOOLCHAIN (a path is
