@@ -310,4 +310,10 @@ func TestCommandEnvironment(t *testing.T) {
 	if got := commandEnv(func(string) string { return "" }, ""); !slices.Contains(got, "PATH="+systemPath) || !slices.Contains(got, "GOCACHE=off") {
 		t.Errorf("commandEnv with nothing: %q", got)
 	}
+	// whetstone's own PATH lost the project's directories (internal/toolpath);
+	// the command's starts from the caller's as it was.
+	caller[CallerPath] = "/work/proj/.venv/bin:/usr/bin"
+	if got := commandEnv(func(k string) string { return caller[k] }, "/c"); !slices.Contains(got, "PATH=/work/proj/.venv/bin:/usr/bin") {
+		t.Errorf("commandEnv with %s: %q", CallerPath, got)
+	}
 }

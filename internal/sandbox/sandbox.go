@@ -300,7 +300,7 @@ func commandEnv(env func(string) string, gocache string) []string {
 		}
 		out = append(out, n+"="+v)
 	}
-	path := strings.Join(pathDirs(env("PATH")), ":")
+	path := strings.Join(pathDirs(callerPath(env)), ":")
 	if path == "" {
 		path = systemPath
 	}
@@ -309,6 +309,21 @@ func commandEnv(env func(string) string, gocache string) []string {
 		out = append(out, "GOCACHE=off")
 	}
 	return out
+}
+
+// CallerPath names the variable that keeps the caller's PATH as it was
+// before whetstone dropped the project's directories from its own
+// (internal/toolpath): whetstone's programs never come from the project,
+// but the sandboxed command, which runs contained, keeps them, so that an
+// activated virtualenv's python and pytest are found inside as outside.
+const CallerPath = "WHETSTONE_CALLER_PATH"
+
+// callerPath is the PATH the command starts from: CallerPath's, else PATH.
+func callerPath(env func(string) string) string {
+	if p := env(CallerPath); p != "" {
+		return p
+	}
+	return env("PATH")
 }
 
 // pathDirs are the absolute entries of a PATH value, cleaned, each once:
@@ -346,7 +361,7 @@ func newLayout(o Options, env func(string) string) layout {
 		l.cwd = filepath.Clean(o.Cwd)
 	}
 	l.hides = hides(o.Hide, env)
-	l.binds, l.links = pathBinds(pathDirs(env("PATH")), l.overlays())
+	l.binds, l.links = pathBinds(pathDirs(callerPath(env)), l.overlays())
 	return l
 }
 
