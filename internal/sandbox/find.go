@@ -214,7 +214,12 @@ func (f finder) run(ctx context.Context, bwrap string) error {
 	if tool == nil {
 		tool = lookTool
 	}
-	line := wrap(bwrap, probeScript, Options{Root: root}, tool)
+	// Nothing of the caller's environment: the verdict is cached under a
+	// key that does not hold it (a PATH without grep, as a test's may be,
+	// must not make every later call fail), and the probe needs only the
+	// system's tools.
+	none := func(string) string { return "" }
+	line := wrap(bwrap, probeScript, Options{Root: root, Env: none}, tool)
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	// The line starts with an absolute env -i, as in the Bash tool; the
