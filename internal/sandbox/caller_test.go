@@ -158,8 +158,9 @@ func TestHelpersComeFromSystemDirectories(t *testing.T) {
 	}
 }
 
-// hostileCode is what each variable points at: code that says on stderr
-// where it ran (its mount namespace) and with which capabilities.
+// hostileShell and hostileC are what the variables point at: code that
+// says on stderr where it ran (its mount namespace) and with which
+// capabilities.
 const hostileShell = `echo "HOSTILE-RAN %s mntns=$(/usr/bin/readlink /proc/self/ns/mnt) $(/usr/bin/grep '^CapEff' /proc/self/status | /usr/bin/tr -d ' \t')" >&2` + "\n"
 
 const hostileC = `#include <stdio.h>
