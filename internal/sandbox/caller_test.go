@@ -286,7 +286,7 @@ func TestPathUnderTmpIsBoundBack(t *testing.T) {
 	if err := os.Symlink(filepath.Join(elsewhere, "ruff"), named); err != nil {
 		t.Fatal(err)
 	}
-	if why := Unreachable(named, o); !strings.Contains(why, "which the sandbox replaces with an empty directory") {
+	if why := Unreachable(named, o); !strings.Contains(why, "(empty in the sandbox)") {
 		t.Errorf("Unreachable(%s) = %q, want why", named, why)
 	}
 	if why := Unreachable(filepath.Join(tools, "bin", "secret"), o); !strings.Contains(why, "hidden") {

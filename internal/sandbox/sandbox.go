@@ -436,22 +436,21 @@ func Unreachable(path string, o Options) string {
 	if err != nil {
 		return fmt.Sprintf("%s cannot be resolved (%v)", path, err)
 	}
-	for _, p := range []string{filepath.Clean(path), real} {
-		if why := l.missing(p); why != "" {
-			if p != path {
-				why = path + " resolves to " + why
-			}
-			return why
-		}
+	if why := l.missing(filepath.Clean(path)); why != "" {
+		return path + " " + why
+	}
+	if why := l.missing(real); why != "" {
+		return path + " resolves to " + real + ", which " + why
 	}
 	return ""
 }
 
-// missing says why p (absolute, clean) does not exist inside, or "".
+// missing says why p (absolute, clean) does not exist inside, as a
+// predicate ("is hidden…"), or "".
 func (l layout) missing(p string) string {
 	for _, h := range l.hides {
 		if under(p, h.path) {
-			return p + " is hidden in the sandbox"
+			return "is hidden in the sandbox"
 		}
 	}
 	if under(p, l.overlays()...) || !under(p, "/tmp", "/run") ||
@@ -463,7 +462,7 @@ func (l layout) missing(p string) string {
 			return ""
 		}
 	}
-	return p + " is under /" + strings.SplitN(p, "/", 3)[1] + ", which the sandbox replaces with an empty directory, and not in a PATH directory the sandbox binds back"
+	return "is under /" + strings.SplitN(p, "/", 3)[1] + " (empty in the sandbox) and in no PATH directory the sandbox binds back"
 }
 
 func invalid(bwrap, cmd string, o Options) string {
