@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -418,8 +417,8 @@ func NoSandbox() string {
 	if runtime.GOOS != "linux" {
 		return "bubblewrap is Linux only"
 	}
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		return "bwrap is not on PATH"
+	if !sandbox.Installed() {
+		return "bwrap is not installed in a system directory"
 	}
 	return "bwrap cannot create its namespaces"
 }

@@ -136,6 +136,10 @@ func recipe() string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// Installed reports whether bwrap is in a system directory, the only place
+// Find takes it from.
+func Installed() bool { return lookTool("bwrap") != "" }
+
 // lookBwrap finds bwrap in toolDirs.
 func lookBwrap(string) (string, error) {
 	if p := lookTool("bwrap"); p != "" {
