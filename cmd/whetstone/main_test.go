@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/tidwall/sjson"
 	"github.com/whetstone-dev/whetstone"
 	"github.com/whetstone-dev/whetstone/internal/cli"
+	"github.com/whetstone-dev/whetstone/internal/sandbox"
 )
 
 func TestMain(m *testing.M) {
@@ -63,6 +65,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("FIXTURES", fixtures)
 			env.Setenv("REPO", repo) // the plugin itself, for doctor
 			env.Setenv("VERSION", whetstone.Version)
+			if bwrap, ok := sandbox.Find(); ok {
+				env.Setenv("BWRAP", bwrap) // doctor names it
+			}
 			env.Setenv("GIT_AUTHOR_NAME", "t")
 			env.Setenv("GIT_AUTHOR_EMAIL", "t@example.org")
 			env.Setenv("GIT_COMMITTER_NAME", "t")
@@ -75,6 +80,16 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_CONFIG_KEY_0", "init.defaultBranch")
 			env.Setenv("GIT_CONFIG_VALUE_0", "main")
 			return nil
+		},
+		// [sandbox]: bubblewrap works here. whetstone looks for bwrap in
+		// system directories only, never on PATH (internal/sandbox), so a
+		// script cannot hide it with pathonly.
+		Condition: func(cond string) (bool, error) {
+			if cond == "sandbox" {
+				_, ok := sandbox.Find()
+				return ok, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"payload":   cmdPayload,

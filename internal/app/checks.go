@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/whetstone-dev/whetstone/internal/sandbox"
 	"github.com/whetstone-dev/whetstone/internal/scope"
@@ -27,16 +26,14 @@ func (a *App) containCheck(ctx context.Context, proj Project, setting string) sc
 		case !ok:
 			return nil, fmt.Sprintf("it runs the project's code, which whetstone runs only in its sandbox, and there is none here (%s)", NoSandbox())
 		}
-		words := make([]string, len(argv))
-		for i, w := range argv {
-			words[i] = sandbox.Quote(w)
-		}
 		var hide []string
 		if proj.keyPath != "" {
 			dir := filepath.Dir(proj.keyPath)
 			hide = []string{dir, resolved(dir)}
 		}
-		line := sandbox.Wrap(bwrap, strings.Join(words, " "), sandbox.Options{Root: resolved(proj.Root), Hide: hide, Env: a.Getenv})
-		return []string{"bash", "-c", line}, ""
+		// No shell around it: the hook's PATH may hold the project's own
+		// bash (an activated .venv/bin), and sandbox.Command starts with an
+		// absolute env -i.
+		return sandbox.Command(bwrap, argv, sandbox.Options{Root: resolved(proj.Root), Hide: hide, Env: a.Getenv})
 	}
 }

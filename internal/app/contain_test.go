@@ -41,7 +41,7 @@ func containApp(t *testing.T, keyDir string, withSandbox bool) *app.App {
 		switch k {
 		case "WHETSTONE_STATE_DIR":
 			return keyDir
-		case "HOME", "GOCACHE", "XDG_CACHE_HOME":
+		case "HOME", "GOCACHE", "XDG_CACHE_HOME", "PATH":
 			return os.Getenv(k)
 		}
 		return ""

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -133,7 +132,7 @@ func (a *App) skillShell(proj Project, id string, p hook.Payload, body []byte) *
 	cwd, _ := g.cwd(p.Cwd, false)
 	// Nothing of a skill's runs in the sandbox: a tree is checked for links
 	// to the key now, and a program of the project's is refused.
-	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Verify: [][]string{}, Protected: g.protected, Path: a.env("PATH"), CheckLinks: true}
+	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Verify: [][]string{}, Protected: g.protected, Path: a.agentPath(), CheckLinks: true}
 	v := shell.Judge(cmd, pol)
 	if v.Reason == "" && v.Local != "" {
 		v.Reason = fmt.Sprintf("%s runs %s, which PATH finds where an agent can write, not the system's %s", quote(cmd), v.Local, v.LocalName)
@@ -281,7 +280,7 @@ func (a *App) shellGate(ctx context.Context, g gate, p hook.Payload) *hook.Respo
 	if !ok {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: this %s call runs in %q, which is not a directory whetstone can find, so it cannot tell what the command touches. Give an absolute directory (or none).", g.id, p.ToolName, p.Cwd))
 	}
-	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Protected: g.protected, Path: a.env("PATH")}
+	pol := shell.Policy{Mode: shell.ReadOnly, Root: g.root, Cwd: cwd, TempDir: resolved(os.TempDir()), Protected: g.protected, Path: a.agentPath()}
 	pol.Verify, pol.Exact = g.verify()
 	if g.fixPhase {
 		pol.Mode = shell.Fixer
@@ -302,6 +301,16 @@ func (g gate) refuse(reason string) *hook.Response {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: whetstone:fixer may not run this: %s. Edit files with the Edit tool and run the project's tests.", g.id, reason))
 	}
 	return hook.Deny(fmt.Sprintf("whetstone run %s: %s is read-only and may not run this: %s", g.id, g.who, reason))
+}
+
+// agentPath is the PATH an agent's command runs with: the caller's as it
+// was before whetstone dropped the project's directories from its own
+// (sandbox.CallerPath, set by the CLI), else the hook's.
+func (a *App) agentPath() string {
+	if p := a.env(sandbox.CallerPath); p != "" {
+		return p
+	}
+	return a.env("PATH")
 }
 
 // env is the hook's environment variable k.
@@ -496,8 +505,8 @@ func NoSandbox() string {
 	if runtime.GOOS != "linux" {
 		return "bubblewrap is Linux only"
 	}
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		return "bwrap is not on PATH"
+	if !sandbox.Installed() {
+		return "bwrap is not installed in a system directory"
 	}
 	return "bwrap cannot create its namespaces"
 }

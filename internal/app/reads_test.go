@@ -349,10 +349,16 @@ func TestProgramOnPathInProjectIsContained(t *testing.T) {
 	pathEnv := func() string {
 		return filepath.Join(root, ".venv", "bin") + ":" + filepath.Join(root, "node_modules", ".bin") + ":" + os.Getenv("PATH")
 	}
-	withPath := func(a *app.App) *app.App {
+	// The CLI drops the project's directories from the hook's own PATH
+	// and keeps the caller's in sandbox.CallerPath, the PATH the agent's
+	// command runs with; a hook run any other way has only PATH.
+	withPath := func(a *app.App, caller bool) *app.App {
 		env := a.Getenv
 		a.Getenv = func(k string) string {
-			if k == "PATH" {
+			switch {
+			case k == "PATH" && caller:
+				return os.Getenv("PATH")
+			case k == "PATH", k == sandbox.CallerPath && caller:
 				return pathEnv()
 			}
 			return env(k)
@@ -370,7 +376,7 @@ func TestProgramOnPathInProjectIsContained(t *testing.T) {
 	reads := []string{"cat go.mod", "grep -n module go.mod", "rg -n module go.mod", "sed -n 1p go.mod", "git log --oneline -1 | cat"}
 
 	t.Run("sandbox", func(t *testing.T) {
-		a := withPath(containApp(t, keyDir, true))
+		a := withPath(containApp(t, keyDir, true), true)
 		const session = "c8000000-0000-4000-8000-000000000008"
 		var runDir string
 		root, runDir = linkedProject(t, a, keyDir, session, "/whetstone:review --reviewers critic", `{"pre_existing_blocks": true}`, shims)
@@ -427,7 +433,7 @@ func TestProgramOnPathInProjectIsContained(t *testing.T) {
 	})
 
 	t.Run("no sandbox", func(t *testing.T) {
-		a := withPath(containApp(t, keyDir, false))
+		a := withPath(containApp(t, keyDir, false), false)
 		const session = "c8000000-0000-4000-8000-000000000009"
 		root, _ = linkedProject(t, a, keyDir, session, "/whetstone:review", `{}`, shims)
 		for _, cmd := range reads {

@@ -17,6 +17,7 @@ import (
 	urfave "github.com/urfave/cli/v2"
 	"github.com/whetstone-dev/whetstone"
 	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/sandbox"
 	"github.com/whetstone-dev/whetstone/internal/toolpath"
 )
 
@@ -68,6 +69,8 @@ func trustPath() {
 	if err != nil {
 		wd = ""
 	}
+	// The sandboxed command keeps the whole PATH: it runs contained.
+	os.Setenv(sandbox.CallerPath, os.Getenv("PATH"))
 	kept, _ := toolpath.Clean(os.Getenv("PATH"), app.FindRoot(wd))
 	os.Setenv("PATH", kept)
 }

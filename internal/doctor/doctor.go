@@ -33,6 +33,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/paint"
 	"github.com/whetstone-dev/whetstone/internal/review"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
+	"github.com/whetstone-dev/whetstone/internal/sandbox"
 	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
@@ -408,10 +409,10 @@ func sandboxCheck(a *app.App, file config.File) Check {
 	}
 	c.Level = Warn
 	why := app.NoSandbox()
-	switch _, lookErr := exec.LookPath("bwrap"); {
+	switch {
 	case runtime.GOOS != "linux":
 		c.Fix = "run whetstone on Linux with bubblewrap for the sandbox"
-	case lookErr != nil:
+	case !sandbox.Installed():
 		c.Fix = "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap)"
 	default:
 		c.Fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor bwrap profile)"

@@ -23,15 +23,16 @@ const probeTimeout = 10 * time.Second
 const cacheName = "sandbox-probe"
 
 // Find returns the bwrap executable to use and true when sandboxing works on
-// this machine: Linux, bwrap on PATH, and a probe — a real wrapped command in
-// a throwaway project — behaves as Wrap promises.
+// this machine: Linux, bwrap in a system directory (toolDirs; never the
+// caller's PATH, since bwrap starts the sandbox), and a probe — a real
+// wrapped command in a throwaway project — behaves as Wrap promises.
 //
 // Hooks call Find on every Bash call, so the probe's verdict is cached in
 // os.UserCacheDir()/whetstone/sandbox-probe under a key made of the probe
-// recipe, the bwrap, mount and setpriv executables (path, size, mtime) and
-// the kernel's boot id. Only the first call after one of those changes runs
-// the probe; every other call costs a PATH lookup, a few stats and two small
-// reads. Without a usable cache directory every call probes.
+// recipe, the bwrap executable and the set-up's helpers (path, size, mtime)
+// and the kernel's boot id. Only the first call after one of those changes
+// runs the probe; every other call costs a few stats and two small reads.
+// Without a usable cache directory every call probes.
 func Find() (bwrap string, ok bool) { return FindContext(context.Background()) }
 
 // FindContext is Find within ctx: a hook passes its deadline, and the probe
@@ -48,7 +49,7 @@ func FindContext(ctx context.Context) (bwrap string, ok bool) {
 // finder is Find with its collaborators replaceable by tests.
 type finder struct {
 	goos     string                       // runtime.GOOS when ""
-	lookPath func(string) (string, error) // exec.LookPath when nil
+	lookPath func(string) (string, error) // lookBwrap when nil
 	cacheDir string                       // "" = no cache
 	probe    func(bwrap string) error     // probe when nil
 	tool     func(name string) string     // lookTool when nil
@@ -65,7 +66,7 @@ func (f finder) find(ctx context.Context) (string, bool) {
 	}
 	look := f.lookPath
 	if look == nil {
-		look = exec.LookPath
+		look = lookBwrap
 	}
 	bwrap, err := look("bwrap")
 	if err != nil || !filepath.IsAbs(bwrap) {
@@ -108,7 +109,11 @@ func (f finder) key(bwrap string) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "recipe %s\n", recipe())
-	for _, p := range []string{bwrap, tool("mount"), tool("setpriv")} {
+	paths := []string{bwrap}
+	for _, n := range helpers {
+		paths = append(paths, tool(n))
+	}
+	for _, p := range paths {
 		if p == "" {
 			fmt.Fprintf(&b, "missing\n")
 			continue
@@ -129,6 +134,18 @@ func recipe() string {
 	sum := sha256.Sum256([]byte(wrap("/bwrap", "cmd", Options{Root: "/root-dir", Env: func(string) string { return "" }},
 		func(n string) string { return "/" + n })))
 	return hex.EncodeToString(sum[:8])
+}
+
+// Installed reports whether bwrap is in a system directory, the only place
+// Find takes it from.
+func Installed() bool { return lookTool("bwrap") != "" }
+
+// lookBwrap finds bwrap in toolDirs.
+func lookBwrap(string) (string, error) {
+	if p := lookTool("bwrap"); p != "" {
+		return p, nil
+	}
+	return "", exec.ErrNotFound
 }
 
 func bootID() string {
@@ -201,10 +218,23 @@ func (f finder) run(ctx context.Context, bwrap string) error {
 	if tool == nil {
 		tool = lookTool
 	}
-	line := wrap(bwrap, probeScript, Options{Root: root}, tool)
+	// Nothing of the caller's environment: the verdict is cached under a
+	// key that does not hold it (a PATH without grep, as a test's may be,
+	// must not make every later call fail), and the probe needs only the
+	// system's tools.
+	none := func(string) string { return "" }
+	line := wrap(bwrap, probeScript, Options{Root: root, Env: none}, tool)
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "bash", "-c", line).CombinedOutput()
+	// The line starts with an absolute env -i, as in the Bash tool; the
+	// shell that reads it is a system one, with nothing of the caller's.
+	bash := tool("bash")
+	if bash == "" {
+		return fmt.Errorf("probe: bash not found in %s", strings.Join(toolDirs, ", "))
+	}
+	cmd := exec.CommandContext(ctx, bash, "-c", line)
+	cmd.Env = []string{"PATH=" + systemPath}
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("probe: %w: %s", err, bytes.TrimSpace(out))
 	}

@@ -145,3 +145,15 @@ func BenchmarkWrap(b *testing.B) {
 		Wrap("/usr/bin/bwrap", "go test ./...", o)
 	}
 }
+
+// TestProbeIgnoresTheCallerEnvironment: the verdict is cached under a key
+// that holds no environment, so the probe must not depend on one: a PATH
+// without the probe's tools (a test's pathonly) or full of hostile shims
+// gives the same verdict as the user's.
+func TestProbeIgnoresTheCallerEnvironment(t *testing.T) {
+	bwrap := bwrapForTest(t)
+	t.Setenv("PATH", t.TempDir())
+	if err := (finder{}).run(context.Background(), bwrap); err != nil {
+		t.Errorf("probe with an empty PATH: %v", err)
+	}
+}

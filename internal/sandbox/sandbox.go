@@ -6,8 +6,10 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -61,44 +63,64 @@ func Decision(permissionMode string) string {
 // the fallback Go build cache; it lives in the sandbox's fresh /tmp.
 const scratch = "/tmp/.whetstone-sandbox"
 
+// systemPath is the PATH of bwrap and the prelude, and the command's when
+// the caller has none: the set-up runs every helper by absolute path
+// anyway, so this only serves a helper that runs another by name.
+const systemPath = "/usr/sbin:/usr/bin:/sbin:/bin"
+
 // prelude runs inside bwrap with every capability of the sandbox's own user
-// namespace. It mounts the overlays and the hides that
-// must sit on top of them, then drops every capability (bounding set
-// included, so that uid 0 cannot regain them by exec) and runs the command
-// with bash. Its arguments are data, never spliced into its text:
+// namespace and the environment env -i gave bwrap (PATH=systemPath and
+// nothing else). It mounts the overlays and the hides that must sit on top
+// of them, then drops every capability (bounding set included, so that
+// uid 0 cannot regain them by exec) and runs the command with bash in an
+// environment of Wrap's making. Every program it starts is named by an
+// absolute path resolved in toolDirs; its arguments are data, never spliced
+// into its text:
 //
-//	$1 mount  $2 setpriv  $3 root  $4 cwd  $5 Go build cache ("" = leave
-//	GOCACHE alone)  $6 command  $7… hides as d:/dir or f:/file
+//	$1 mount  $2 setpriv  $3 mkdir  $4 env  $5 bash  $6 root  $7 cwd
+//	$8 Go build cache ("" = none)  $9 command
+//	then hides as d:/dir or f:/file, then "--", then the command's
+//	environment as NAME=VALUE words
 //
 // lowerdir is given as "." after cd so that paths containing ',', ':' or '\'
 // need no escaping in the overlay options.
 const prelude = `set -eu
-m=$1 sp=$2 root=$3 cwd=$4 gc=$5 cmd=$6
-shift 6
+m=$1 sp=$2 md=$3 e=$4 b=$5 root=$6 cwd=$7 gc=$8 cmd=$9
+shift 9
 ovl() {
-	mkdir -p "` + scratch + `/$2/upper" "` + scratch + `/$2/work"
+	"$md" -p "` + scratch + `/$2/upper" "` + scratch + `/$2/work"
 	cd "$1"
 	"$m" -t overlay -o "userxattr,lowerdir=.,upperdir=` + scratch + `/$2/upper,workdir=` + scratch + `/$2/work" whetstone-sandbox "$1"
 	cd /
 }
 ovl "$root" root
+gce=
 if [ -n "$gc" ]; then
 	if [ -d "$gc" ]; then
 		ovl "$gc" gocache
+		gce=GOCACHE=$gc
 	else
-		mkdir -p ` + scratch + `/go-build
-		export GOCACHE=` + scratch + `/go-build
+		"$md" -p ` + scratch + `/go-build
+		gce=GOCACHE=` + scratch + `/go-build
 	fi
 fi
-for h do
-	case $h in
-	d:*) "$m" -t tmpfs -o ro,mode=0555,size=4k whetstone-hidden "${h#d:}" ;;
-	f:*) "$m" --bind /dev/null "${h#f:}" ;;
+while [ "$1" != -- ]; do
+	case $1 in
+	d:*) "$m" -t tmpfs -o ro,mode=0555,size=4k whetstone-hidden "${1#d:}" ;;
+	f:*) "$m" --bind /dev/null "${1#f:}" ;;
 	esac
+	shift
 done
+shift
 cd "$cwd"
-exec "$sp" --bounding-set=-all --inh-caps=-all --ambient-caps=-all --no-new-privs -- bash -c "$cmd"
+exec "$sp" --bounding-set=-all --inh-caps=-all --ambient-caps=-all --no-new-privs -- "$e" -i ${gce:+"$gce"} "$@" "$b" -c "$cmd"
 `
+
+// helpers are the programs the set-up runs, each resolved in toolDirs: env
+// starts bwrap with an empty environment, sh runs the prelude, mkdir,
+// mount and setpriv run in it with capabilities, and env and bash start
+// the command after the drop.
+var helpers = []string{"env", "sh", "mkdir", "mount", "setpriv", "bash"}
 
 // Wrap returns the command line that Claude Code's Bash tool should run in
 // place of cmd: bwrap running cmd with bash -c inside the sandbox, then
@@ -110,36 +132,70 @@ exec "$sp" --bounding-set=-all --inh-caps=-all --ambient-caps=-all --no-new-priv
 //
 // The sandbox: a new user, mount, pid, ipc, uts and network namespace (only
 // loopback), / read-only, fresh /dev, /proc, /tmp and /run, Root (and the Go
-// build cache) as overlays whose writes vanish, Hide covered, TMPDIR and
-// GOTMPDIR in /tmp, GOPROXY=off. The command runs as uid 0 of the sandbox's
-// user namespace with no capabilities and no_new_privs.
+// build cache) as overlays whose writes vanish, Hide covered. Nothing of the
+// caller's runs before the command: the line starts with an absolute
+// env -i, bwrap and every helper of the set-up are absolute paths in system
+// directories, and the command gets an environment built from Env: the
+// variables of passEnv, PATH (the caller's absolute entries; those under
+// /tmp and /run bound back read-only), TMPDIR and GOTMPDIR in /tmp,
+// GOPROXY=off and GOCACHE. The command runs as uid 0 of the sandbox's user
+// namespace with no capabilities and no_new_privs.
 //
-// If o.Root is not an absolute directory other than "/", or cmd contains a
-// NUL byte, the line only prints an error and exits 126: it fails closed.
+// If o.Root is not an absolute directory other than "/", cmd contains a
+// NUL byte or a helper is missing, the line only prints an error and exits
+// 126: it fails closed.
 func Wrap(bwrap, cmd string, o Options) string {
 	return wrap(bwrap, cmd, o, lookTool)
 }
 
 func wrap(bwrap, cmd string, o Options, look func(string) string) string {
+	args, msg := build(bwrap, cmd, o, look)
+	if msg != "" {
+		return failClosed(msg, cmd)
+	}
+	return join(args) + "\nexit\n" + cmd
+}
+
+// Command returns the argument vector that runs argv in the sandbox o
+// describes, with no shell around it (the hook runs the project's checkers
+// this way), or why it cannot: what Wrap's line would refuse, or argv[0]
+// naming a program the sandbox would not show (Unreachable).
+func Command(bwrap string, argv []string, o Options) (wrapped []string, why string) {
+	if len(argv) == 0 {
+		return nil, "no command"
+	}
+	if why := Unreachable(argv[0], o); why != "" {
+		return nil, why
+	}
+	words := make([]string, len(argv))
+	for i, w := range argv {
+		words[i] = Quote(w)
+	}
+	args, msg := build(bwrap, strings.Join(words, " "), o, lookTool)
+	if msg != "" {
+		return nil, "whetstone sandbox: " + msg
+	}
+	return args, ""
+}
+
+// build is the argument vector of Wrap's line, or why there is none.
+func build(bwrap, cmd string, o Options, look func(string) string) ([]string, string) {
 	env := o.Env
 	if env == nil {
 		env = os.Getenv
 	}
 	if msg := invalid(bwrap, cmd, o); msg != "" {
-		return failClosed(msg, cmd)
+		return nil, msg
 	}
-	mount, setpriv := look("mount"), look("setpriv")
-	if mount == "" || setpriv == "" {
-		return failClosed("mount or setpriv (util-linux) not found", cmd)
+	tool := map[string]string{}
+	for _, n := range helpers {
+		if tool[n] = look(n); tool[n] == "" {
+			return nil, n + " not found in " + strings.Join(toolDirs, ", ")
+		}
 	}
-	root := filepath.Clean(o.Root)
-	cwd := root
-	if o.Cwd != "" {
-		cwd = filepath.Clean(o.Cwd)
-	}
-	gocache := goCache(env)
+	l := newLayout(o, env)
 
-	args := []string{bwrap,
+	args := []string{tool["env"], "-i", "PATH=" + systemPath, bwrap,
 		"--unshare-user", "--uid", "0", "--gid", "0",
 		// Only the prelude holds these, in the sandbox's own user namespace:
 		// overlayfs performs upper-layer work (whiteouts, copy-up, ownership)
@@ -159,22 +215,26 @@ func wrap(bwrap, cmd string, o Options, look func(string) string) string {
 		"--ro-bind-try", "/run/current-system", "/run/current-system",
 		"--ro-bind-try", "/run/wrappers", "/run/wrappers",
 	}
-	overlays := []string{root}
-	if gocache != "" {
-		overlays = append(overlays, gocache)
+	// The caller's tool directories under /tmp and /run, back over the
+	// fresh tmpfs, so that a program found on PATH outside is found inside.
+	for _, d := range l.binds {
+		args = append(args, "--ro-bind", d, d)
+	}
+	for _, s := range l.links {
+		args = append(args, "--symlink", s[1], s[0])
 	}
 	var late []string // hides under an overlay: mounted by the prelude, on top of it
 	var seal []string // made read-only last, so binds below them still find their mountpoints
-	for _, h := range hides(o.Hide, env) {
+	for _, h := range l.hides {
 		kind := "f:"
 		if h.dir {
 			kind = "d:"
 		}
-		if under(h.path, overlays...) {
+		if under(h.path, l.overlays()...) {
 			late = append(late, kind+h.path)
 			continue
 		}
-		if under(h.path, "/tmp", "/run") {
+		if under(h.path, "/tmp", "/run") && !under(h.path, l.binds...) {
 			continue // already replaced by an empty tmpfs
 		}
 		if h.dir {
@@ -187,24 +247,222 @@ func wrap(bwrap, cmd string, o Options, look func(string) string) string {
 	// Root and the build cache may live under /tmp (test projects do), which
 	// the tmpfs above hid: bind them back before the prelude lays overlays on
 	// them.
-	args = append(args, "--ro-bind", root, root)
-	if gocache != "" {
-		args = append(args, "--ro-bind-try", gocache, gocache)
+	args = append(args, "--ro-bind", l.root, l.root)
+	if l.gocache != "" {
+		args = append(args, "--ro-bind-try", l.gocache, l.gocache)
 	}
 	args = append(args, seal...)
-	args = append(args,
-		"--chdir", "/",
-		"--setenv", "TMPDIR", "/tmp",
-		"--setenv", "GOTMPDIR", "/tmp",
-		"--setenv", "GOPROXY", "off",
-	)
-	if gocache != "" {
-		args = append(args, "--setenv", "GOCACHE", gocache)
-	}
-	args = append(args, "--", "/bin/sh", "-c", prelude, "whetstone-sandbox",
-		mount, setpriv, root, cwd, gocache, cmd)
+	args = append(args, "--chdir", "/", "--", tool["sh"], "-c", prelude, "whetstone-sandbox",
+		tool["mount"], tool["setpriv"], tool["mkdir"], tool["env"], tool["bash"],
+		l.root, l.cwd, l.gocache, cmd)
 	args = append(args, late...)
-	return join(args) + "\nexit\n" + cmd
+	args = append(args, "--")
+	return append(args, commandEnv(env, l.gocache)...), ""
+}
+
+// passEnv are the caller's variables the command sees, by name (the LC_*
+// of lcNames too): where the user's files and toolchains are, as PATH
+// says, and how to print. None is a program, library, script or option
+// that a shell, the dynamic loader or an interpreter loads or runs on its
+// own start, so an environment the repository chose (a direnv .envrc, an
+// activated virtualenv's settings) cannot make the command run more than
+// it says; PATH is handled apart (commandEnv).
+// Left out, among others: LD_*, BASH_ENV, ENV, SHELLOPTS, PYTHON*,
+// NODE_OPTIONS, NODE_PATH, PERL5*, RUBY*, GOFLAGS (-toolexec, -exec),
+// GOENV, GOWORK, CC, CXX, RUSTC_WRAPPER, RUSTUP_TOOLCHAIN (a path is
+// allowed), CARGO_BUILD_*, JAVA_TOOL_OPTIONS, EDITOR, PAGER, GIT_*, and
+// every secret (tokens, keys).
+var passEnv = []string{
+	"HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "COLORTERM", "NO_COLOR", "TZ", "CI",
+	"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
+	"GOPATH", "GOMODCACHE", "GOTOOLCHAIN", "CGO_ENABLED",
+	"CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME", "GRADLE_USER_HOME", "VIRTUAL_ENV",
+}
+
+// lcNames are the locale categories of glibc, passed like LANG.
+var lcNames = []string{"LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY",
+	"LC_MESSAGES", "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION"}
+
+// commandEnv is the command's environment but GOCACHE (the prelude adds
+// it when the cache is gocache or its scratch stand-in): passEnv from the
+// caller, PATH, and what the sandbox sets.
+func commandEnv(env func(string) string, gocache string) []string {
+	var out []string
+	for _, n := range append(append([]string(nil), passEnv...), lcNames...) {
+		v := env(n)
+		if v == "" {
+			continue
+		}
+		// glibc loads a locale named by a path from that path: the
+		// repository's files, were the value to point there.
+		if (n == "LANG" || n == "LANGUAGE" || strings.HasPrefix(n, "LC_")) && strings.Contains(v, "/") {
+			continue
+		}
+		out = append(out, n+"="+v)
+	}
+	path := strings.Join(pathDirs(callerPath(env)), ":")
+	if path == "" {
+		path = systemPath
+	}
+	out = append(out, "PATH="+path, "TMPDIR=/tmp", "GOTMPDIR=/tmp", "GOPROXY=off")
+	if gocache == "" {
+		out = append(out, "GOCACHE=off")
+	}
+	return out
+}
+
+// CallerPath names the variable that keeps the caller's PATH as it was
+// before whetstone dropped the project's directories from its own
+// (internal/toolpath): whetstone's programs never come from the project,
+// but the sandboxed command, which runs contained, keeps them, so that an
+// activated virtualenv's python and pytest are found inside as outside.
+const CallerPath = "WHETSTONE_CALLER_PATH"
+
+// callerPath is the PATH the command starts from: CallerPath's, else PATH.
+func callerPath(env func(string) string) string {
+	if p := env(CallerPath); p != "" {
+		return p
+	}
+	return env("PATH")
+}
+
+// pathDirs are the absolute entries of a PATH value, cleaned, each once:
+// an empty or relative entry means a directory relative to wherever the
+// command is, which no one chose.
+func pathDirs(path string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range filepath.SplitList(path) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// layout is what the sandbox shows where, computed from Options once for
+// both the line and Unreachable.
+type layout struct {
+	root, cwd, gocache string
+	hides              []hidden
+	binds              []string    // directories under /tmp or /run bound back read-only
+	links              [][2]string // {path, target}: PATH entries under /tmp or /run that are symlinks
+}
+
+func newLayout(o Options, env func(string) string) layout {
+	l := layout{root: filepath.Clean(o.Root), gocache: goCache(env)}
+	l.cwd = l.root
+	if o.Cwd != "" {
+		l.cwd = filepath.Clean(o.Cwd)
+	}
+	l.hides = hides(o.Hide, env)
+	l.binds, l.links = pathBinds(pathDirs(callerPath(env)), l.overlays())
+	return l
+}
+
+func (l layout) overlays() []string {
+	if l.gocache == "" {
+		return []string{l.root}
+	}
+	return []string{l.root, l.gocache}
+}
+
+// pathBinds chooses, for the PATH entries under /tmp or /run (per-shell
+// tool directories: fnm's /run/user/<uid>/fnm_multishells/…, a virtualenv
+// in /tmp), what to bind back over the fresh tmpfs: each entry's real
+// directory, and a symlink where the entry is one. /tmp, /run and
+// /run/user/<uid> themselves are never bound: they hold the sockets the
+// tmpfs is there to hide. Directories inside an overlay need nothing.
+func pathBinds(dirs, overlays []string) (binds []string, links [][2]string) {
+	excluded := func(d string) bool {
+		parent := filepath.Dir(d)
+		return d == "/tmp" || d == "/run" || d == "/run/user" || parent == "/run/user"
+	}
+	var entries [][2]string
+	for _, d := range dirs {
+		if !under(d, "/tmp", "/run") || excluded(d) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil || excluded(real) {
+			continue
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			continue
+		}
+		entries = append(entries, [2]string{d, real})
+		if under(real, "/tmp", "/run") && !under(real, overlays...) {
+			binds = append(binds, real)
+		}
+	}
+	// Outer symlinks before those under them, which they then cover.
+	slices.SortFunc(entries, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	// Each once, nested ones dropped: a bind covers what is in it.
+	slices.Sort(binds)
+	binds = slices.Compact(binds)
+	all := slices.Clone(binds)
+	binds = slices.DeleteFunc(binds, func(d string) bool {
+		return slices.ContainsFunc(all, func(o string) bool { return o != d && under(d, o) })
+	})
+	for _, e := range entries {
+		if e[0] != e[1] && !under(e[0], binds...) && !under(e[0], overlays...) &&
+			!slices.ContainsFunc(links, func(l [2]string) bool { return under(e[0], l[0]) }) {
+			links = append(links, e)
+		}
+	}
+	return binds, links
+}
+
+// Unreachable says why the program at path, as the caller names it, would
+// not be there inside the sandbox o describes: hidden, or under /tmp or
+// /run (fresh inside) and not bound back, as named or once its symlinks
+// are resolved. It returns "" when the program is there, and for a path
+// relative to the starting directory (inside the project).
+func Unreachable(path string, o Options) string {
+	if !filepath.IsAbs(path) {
+		return ""
+	}
+	env := o.Env
+	if env == nil {
+		env = os.Getenv
+	}
+	l := newLayout(o, env)
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Sprintf("%s cannot be resolved (%v)", path, err)
+	}
+	if why := l.missing(filepath.Clean(path)); why != "" {
+		return path + " " + why
+	}
+	if why := l.missing(real); why != "" {
+		return path + " resolves to " + real + ", which " + why
+	}
+	return ""
+}
+
+// missing says why p (absolute, clean) does not exist inside, as a
+// predicate ("is hidden…"), or "".
+func (l layout) missing(p string) string {
+	for _, h := range l.hides {
+		if under(p, h.path) {
+			return "is hidden in the sandbox"
+		}
+	}
+	if under(p, l.overlays()...) || !under(p, "/tmp", "/run") ||
+		under(p, l.binds...) || under(p, "/run/current-system", "/run/wrappers") {
+		return ""
+	}
+	for _, s := range l.links {
+		if under(p, s[0]) {
+			return ""
+		}
+	}
+	return "is under /" + strings.SplitN(p, "/", 3)[1] + " (empty in the sandbox) and in no PATH directory the sandbox binds back"
 }
 
 func invalid(bwrap, cmd string, o Options) string {
@@ -296,11 +554,13 @@ func under(p string, dirs ...string) bool {
 	return false
 }
 
-// toolDirs are where the privileged part of the prelude looks for mount and
-// setpriv. The caller's PATH is not used: those two run with capabilities
-// that could undo the sandbox, so they must not come from a directory the
-// project or an agent controls.
-var toolDirs = []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin", "/run/current-system/sw/bin"}
+// toolDirs are the only directories where bwrap and the set-up's helpers
+// (helpers) are looked up, in this order. The caller's PATH is never used:
+// the helpers run with every capability of the sandbox's user namespace,
+// which could undo it, and bwrap starts it, so none may come from a
+// directory the project or an agent controls (an activated virtualenv's
+// .venv/bin, node_modules/.bin).
+var toolDirs = []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/local/sbin", "/run/current-system/sw/bin"}
 
 func lookTool(name string) string {
 	for _, d := range toolDirs {

@@ -105,14 +105,23 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 	signals := make([]*Signal, len(list))
 	var wg sync.WaitGroup
 	for i, ch := range list {
-		if _, err := exec.LookPath(ch.args[0]); err != nil && !strings.Contains(ch.args[0], "/") {
+		found, err := exec.LookPath(ch.args[0])
+		if err != nil && !strings.Contains(ch.args[0], "/") {
 			continue
 		}
 		run := ch
 		if ch.code {
 			why := "it runs the project's code and whetstone was given no sandbox to run it in"
 			if req.Contain != nil {
-				run.args, why = req.Contain(ch.args)
+				// The program found here, by its path: in the sandbox the
+				// same one runs, or Contain says why it cannot (a directory
+				// the sandbox replaces), rather than whatever a search of
+				// the sandbox's PATH would find or "command not found".
+				argv := slices.Clone(ch.args)
+				if !strings.Contains(argv[0], "/") {
+					argv[0] = found
+				}
+				run.args, why = req.Contain(argv)
 			}
 			if why != "" {
 				signals[i] = &Signal{Tool: ch.tool, Command: strings.Join(ch.args, " "), Status: "skipped", Output: "not run: " + why}

@@ -1,0 +1,40 @@
+package scope
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPathCheckerReachesContainByItsPath: a checker found on PATH (ruff)
+// reaches Contain as the absolute path found here, so the sandbox runs
+// that program or says why it cannot, instead of searching its own PATH;
+// the signal still names the command as the project configures it.
+func TestPathCheckerReachesContainByItsPath(t *testing.T) {
+	tools := t.TempDir()
+	ruff := filepath.Join(tools, "ruff")
+	if err := os.WriteFile(ruff, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", tools+string(os.PathListSeparator)+os.Getenv("PATH"))
+	r := newRepo(t)
+	r.write("ruff.toml", "\n")
+	r.commit("base")
+	r.write("a.py", "import os\n")
+	var got []string
+	contain := func(argv []string) ([]string, string) {
+		if filepath.Base(argv[len(argv)-1]) == "a.py" {
+			got = argv
+		}
+		return argv, ""
+	}
+	c, _ := r.detect(Request{Uncommitted: true, Checks: true, Contain: contain})
+	if len(got) == 0 || got[0] != ruff {
+		t.Fatalf("Contain got %q, want ruff as %s", got, ruff)
+	}
+	for _, s := range c.Signals {
+		if s.Tool == "ruff" && (s.Command != "ruff check --no-cache -- a.py" || s.Status != "clean") {
+			t.Errorf("ruff's signal: %+v", s)
+		}
+	}
+}
