@@ -388,8 +388,11 @@ const (
 func (a *App) contain(ctx context.Context, g gate, p hook.Payload, cmd string, pol shell.Policy, v shell.Verdict) *hook.Response {
 	reason := v.Reason
 	setting := gjson.GetBytes(g.state, "settings.sandbox").String()
-	if setting == SandboxOff {
-		return g.checkLinks(cmd, pol, v)
+	// A walk that follows links is judged before anything runs, in the
+	// sandbox or not: the sandbox hides the key, but a committed link to
+	// $HOME would still lead there.
+	if resp := g.checkLinks(cmd, pol, v); resp != nil || setting == SandboxOff {
+		return resp
 	}
 	if pol.Mode == shell.ReadOnly && rewritesAll(p) && keyUnnamed(cmd, g.protected) && p.ToolName == "Bash" {
 		if bwrap, ok := a.sandboxWithin(ctx); ok {
@@ -457,8 +460,8 @@ func (a *App) walk(ctx context.Context, g gate, p hook.Payload, cmd string, pol 
 	return g.checkLinks(cmd, pol, v)
 }
 
-// checkLinks judges a line that runs outside the sandbox and follows the
-// links of a tree: refused when one of them leads to whetstone's key.
+// checkLinks judges a line that follows the links of a tree: refused when
+// one of them leads to whetstone's key, or out of the project.
 func (g gate) checkLinks(cmd string, pol shell.Policy, v shell.Verdict) *hook.Response {
 	if v.Reason != "" || v.Follows == "" {
 		return nil

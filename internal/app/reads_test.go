@@ -197,7 +197,8 @@ func skipTree(t *testing.T, cmd string) bool {
 // that follow links print the key's directory (and pass the parser, which
 // judges only what the line names); through the gate they run in the
 // sandbox, where the key's directory is an empty tmpfs, for read-only
-// agents and the fixer, in default and bypassPermissions modes.
+// agents and the fixer, in default and bypassPermissions modes, and those
+// that follow the links they meet are refused before anything runs.
 func TestTreeWalkersCannotReachTheKey(t *testing.T) {
 	keyDir := containKeyDir(t)
 	a := containApp(t, keyDir, true)
@@ -218,6 +219,14 @@ func TestTreeWalkersCannotReachTheKey(t *testing.T) {
 			}
 			out := runHook(t, a, "pre-tool-use", bashPayload(t, session, root, agent, mode, cmd))
 			line, how := answer(t, out, cmd)
+			if w.follows {
+				// Refused before anything runs: the sandbox hides the
+				// key, not the rest of what a link out may reach.
+				if !strings.Contains(how, "follows the links in") || !strings.Contains(how, "the link docs/kd leads to whetstone's key") {
+					t.Errorf("%s, %s: %q was %s; want it refused for following docs/kd", agent, mode, cmd, how)
+				}
+				continue
+			}
 			if how != "sandboxed" {
 				t.Errorf("%s, %s: %q was %s; want it sandboxed", agent, mode, cmd, how)
 			}

@@ -123,8 +123,9 @@ func TestWalks(t *testing.T) {
 
 // TestCheckLinks: with Policy.CheckLinks, a part that follows links is
 // refused when a link in its tree leads to the key, its directory or a
-// directory holding it, however many links away, and when its tree cannot
-// be seen whole; a tree whose links stay away from the key passes.
+// directory holding it, however many links away, when a link in the
+// project leads out of it, and when its tree cannot be seen whole; a tree
+// whose links stay in the project passes.
 func TestCheckLinks(t *testing.T) {
 	p := newProject(t)
 	keyDir := filepath.Dir(p.key)
@@ -135,7 +136,8 @@ func TestCheckLinks(t *testing.T) {
 		{"docs4/k", p.key},
 		{"docs5/x", "../internal"}, // harmless
 		{"docs5/loop", "."},        // a cycle
-		{"docs5/gone", "/nonexistent/dir"},
+		{"docs6/gone", "/nonexistent/dir"}, // out, and not there (yet)
+		{"docs7/share", "/usr/share"},      // out, far from the key
 	} {
 		path := filepath.Join(p.root, l.link)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -154,6 +156,9 @@ func TestCheckLinks(t *testing.T) {
 		{"grep -R x docs5", ""},
 		{"grep -r x docs", ""}, // follows no link it meets
 		{"diff -r docs5 internal", ""},
+		{"grep -R x docs6", "the link docs6/gone leads out of the project, to /nonexistent/dir"},
+		{"rg -L x docs7", "the link docs7/share leads out of the project, to /usr/share"},
+		{"grep -r x docs7", ""}, // follows no link it meets
 		{"grep -R x nothere", "does not exist yet"},
 		{"git ls-files | xargs grep -R x", "which leads to it"},
 		{"grep -R x @TMP@", ""},

@@ -146,8 +146,11 @@ func (c *checker) noteWalk(x *call) {
 const maxLinkWalk = 50000
 
 // linksOut walks the tree w names as a program that follows links would,
-// and returns why it may reach whetstone's key, or "": a link to the key,
-// to its directory or to a directory holding it, anywhere the walk goes.
+// and returns why it may reach whetstone's key or leave the project, or
+// "": a link to the key, to its directory or to a directory holding it,
+// anywhere the walk goes, or a link inside the project that leads out of
+// it (a committed docs/home -> $HOME). Links met outside the project, in a
+// tree the agent named there, are the system's, not the repository's.
 // A tree it cannot see whole (not there yet, unreadable, too large, named
 // by a word only known when the command runs) is refused: whetstone cannot
 // tell where its links lead.
@@ -188,6 +191,9 @@ func (c *checker) linksOut(w word) string {
 					if c.isProtected(r) || c.holdsKey(r) {
 						return fmt.Sprintf("the link %s leads to whetstone's key, which no agent may read", c.rel(p))
 					}
+					if c.inRoot(p) && !c.inRoot(r) {
+						return fmt.Sprintf("the link %s leads out of the project, to %s, where no read of the repository's choosing may go", c.rel(p), r)
+					}
 					if fi, err := os.Stat(r); err == nil && fi.IsDir() && !seen[r] {
 						seen[r] = true
 						stack = append(stack, r)
@@ -203,3 +209,7 @@ func (c *checker) linksOut(w word) string {
 	}
 	return ""
 }
+
+// inRoot reports whether the resolved path p is the project root or inside
+// it; false when the root is unknown.
+func (c *checker) inRoot(p string) bool { return c.root != "" && under(p, c.root) }
