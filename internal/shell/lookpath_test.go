@@ -134,8 +134,8 @@ func TestCheckLinks(t *testing.T) {
 		{"docs2/home", filepath.Dir(filepath.Dir(filepath.Dir(keyDir)))}, // the home directory
 		{"docs3/hop", "../docs4"}, // inside the project, to a tree that links out
 		{"docs4/k", p.key},
-		{"docs5/x", "../internal"}, // harmless
-		{"docs5/loop", "."},        // a cycle
+		{"docs5/x", "../internal"},         // harmless
+		{"docs5/loop", "."},                // a cycle
 		{"docs6/gone", "/nonexistent/dir"}, // out, and not there (yet)
 		{"docs7/share", "/usr/share"},      // out, far from the key
 	} {
