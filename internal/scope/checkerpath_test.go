@@ -38,3 +38,52 @@ func TestPathCheckerReachesContainByItsPath(t *testing.T) {
 		}
 	}
 }
+
+// TestVenvCheckerFromTheCallerPath: a ruff in the project's activated
+// virtualenv is on the caller's PATH (sandbox.CallerPath), not on
+// whetstone's own (internal/toolpath dropped it); it is found there and
+// goes to Contain, which runs it in the sandbox. A configured checker that
+// is nowhere is a skipped signal that says so, not silence.
+func TestVenvCheckerFromTheCallerPath(t *testing.T) {
+	r := newRepo(t)
+	r.write("ruff.toml", "\n")
+	r.commit("base")
+	r.write("a.py", "import os\n")
+	venv := filepath.Join(r.dir, ".venv", "bin")
+	if err := os.MkdirAll(venv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ruff := filepath.Join(venv, "ruff")
+	if err := os.WriteFile(ruff, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.write(".gitignore", ".venv/\n")
+	var got []string
+	contain := func(argv []string) ([]string, string) {
+		if filepath.Base(argv[len(argv)-1]) == "a.py" {
+			got = argv
+		}
+		return argv, ""
+	}
+	t.Setenv("WHETSTONE_CALLER_PATH", venv+string(os.PathListSeparator)+os.Getenv("PATH"))
+	r.detect(Request{Uncommitted: true, Checks: true, Contain: contain})
+	if len(got) == 0 || got[0] != ruff {
+		t.Errorf("Contain got %q, want the virtualenv's ruff %s", got, ruff)
+	}
+
+	t.Setenv("WHETSTONE_CALLER_PATH", "/nonexistent")
+	got = nil
+	c, _ := r.detect(Request{Uncommitted: true, Checks: true, Contain: contain})
+	found := false
+	for _, s := range c.Signals {
+		if s.Tool == "ruff" {
+			found = true
+			if s.Status != "skipped" || s.Output != "not run: the project configures ruff but ruff is not on PATH" {
+				t.Errorf("ruff's signal without ruff: %+v", s)
+			}
+		}
+	}
+	if !found || got != nil {
+		t.Errorf("without ruff: a signal %v, Contain called with %q; want a skipped signal and no call", found, got)
+	}
+}

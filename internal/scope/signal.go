@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/whetstone-dev/whetstone/internal/gitrun"
+	"github.com/whetstone-dev/whetstone/internal/sandbox"
 	"github.com/whetstone-dev/whetstone/internal/snapshot"
 )
 
@@ -106,6 +107,18 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 	var wg sync.WaitGroup
 	for i, ch := range list {
 		found, err := exec.LookPath(ch.args[0])
+		if ch.code && !strings.Contains(ch.args[0], "/") {
+			// The project's checker runs in the sandbox, so it is looked up
+			// as the agents' commands are: on the caller's PATH, an
+			// activated virtualenv's ruff included (whetstone's own PATH
+			// holds no directory of the project's: internal/toolpath).
+			found, err = lookCaller(ch.args[0])
+			if err != nil {
+				signals[i] = &Signal{Tool: ch.tool, Command: strings.Join(ch.args, " "), Status: "skipped",
+					Output: "not run: the project configures " + ch.tool + " but " + ch.args[0] + " is not on PATH"}
+				continue
+			}
+		}
 		if err != nil && !strings.Contains(ch.args[0], "/") {
 			continue
 		}
@@ -330,4 +343,24 @@ func bound(s string) string {
 		return s
 	}
 	return "…" + strings.ToValidUTF8(s[len(s)-maxSignalOut:], "")
+}
+
+// lookCaller finds name as the caller's shell would: on the PATH it had
+// before whetstone dropped the project's directories from its own
+// (sandbox.CallerPath), else on PATH.
+func lookCaller(name string) (string, error) {
+	path, ok := os.LookupEnv(sandbox.CallerPath)
+	if !ok {
+		return exec.LookPath(name)
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
 }
