@@ -21,9 +21,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -125,7 +127,10 @@ func (g Git) Command(ctx context.Context, args ...string) *exec.Cmd {
 	}
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_EXTERNAL_DIFF=")
-	cmd.Env = append(cmd.Env, g.Env...)
+	if alt := runAlternates(g.Dir); alt != "" {
+		cmd.Env = append(cmd.Env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+alt)
+	}
+	cmd.Env = append(cmd.Env, g.Env...) // last: a snapshot's own alternates win
 	cmd.WaitDelay = WaitDelay
 	return cmd
 }
@@ -230,4 +235,114 @@ func (c *Capped) Write(p []byte) (int, error) {
 		return 0, ErrTooLarge // stops the copy, so git gets EPIPE instead of running on
 	}
 	return c.Buf.Write(p)
+}
+
+// ObjectsPrefix names, in a git directory, the object directories of
+// whetstone's runs (internal/snapshot): the objects a run's snapshots
+// write live there, out of the repository's own store, until the run ends
+// and the directory is removed.
+const ObjectsPrefix = "whetstone-objects-"
+
+// gitDirs caches GitDir's answers: a directory's git directory does not
+// change while whetstone runs.
+var gitDirs sync.Map
+
+// GitDir returns the git directory of the work tree holding dir, found
+// without starting git: $GIT_DIR, else the nearest .git above dir, a
+// directory or a file naming one ("gitdir: …", a linked worktree's or a
+// submodule's). "" when there is none.
+func GitDir(dir string) string {
+	if v, ok := gitDirs.Load(dir); ok {
+		return v.(string)
+	}
+	gd := findGitDir(dir)
+	gitDirs.Store(dir, gd)
+	return gd
+}
+
+func findGitDir(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if env := os.Getenv("GIT_DIR"); env != "" {
+		if !filepath.IsAbs(env) {
+			env = filepath.Join(abs, env)
+		}
+		return env
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, ".git")
+		fi, err := os.Lstat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			return p
+		case err == nil && fi.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+			if err != nil || !ok {
+				return ""
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(d, target)
+			}
+			return target
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// runAlternates is GIT_ALTERNATE_OBJECT_DIRECTORIES for a command in dir:
+// the caller's own, then the object directory of every run in dir's git
+// directory, so that any command reads the objects of any live run (the
+// trees of its snapshots) while the repository's own store never holds
+// them. "" when there is no run.
+func runAlternates(dir string) string {
+	gd := GitDir(dir)
+	if gd == "" {
+		return ""
+	}
+	entries, err := os.ReadDir(gd)
+	if err != nil {
+		return ""
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), ObjectsPrefix) {
+			dirs = append(dirs, QuoteAlternate(filepath.Join(gd, e.Name())))
+		}
+	}
+	if len(dirs) == 0 {
+		return ""
+	}
+	if env := os.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES"); env != "" {
+		dirs = append([]string{env}, dirs...)
+	}
+	return strings.Join(dirs, string(filepath.ListSeparator))
+}
+
+// QuoteAlternate quotes a path for GIT_ALTERNATE_OBJECT_DIRECTORIES when
+// it holds the list separator or starts with a double quote: git reads
+// such an entry as a C-quoted string.
+func QuoteAlternate(p string) string {
+	if !strings.ContainsRune(p, filepath.ListSeparator) && !strings.HasPrefix(p, `"`) {
+		return p
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, "\\%03o", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

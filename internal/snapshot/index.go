@@ -16,13 +16,19 @@ import (
 // temporary copy of the index: even `git write-tree` would otherwise
 // rewrite the user's index to cache the tree.
 func IndexTree(ctx context.Context, g gitrun.Git) (string, error) {
+	index, err := indexPath(ctx, g) // before the quarantine's environment, which would cost a git to find it
+	if err != nil {
+		return "", err
+	}
 	var tree string
-	err := withTempIndex(ctx, g, true, func(tg gitrun.Git) error {
-		var err error
-		if tree, err = tg.Str(ctx, "write-tree"); err != nil {
-			return fmt.Errorf("snapshot: %w", err)
-		}
-		return nil
+	err = owned(ctx, g, func(qg gitrun.Git) error {
+		return withIndexCopy(qg, index, index, func(tg gitrun.Git, _ string) error {
+			var err error
+			if tree, err = tg.Str(ctx, "write-tree"); err != nil {
+				return fmt.Errorf("snapshot: %w", err)
+			}
+			return nil
+		})
 	})
 	return tree, err
 }

@@ -121,7 +121,7 @@ func Take(ctx context.Context, root string, maxUntracked int64, now time.Time) (
 		if err != nil {
 			return err
 		}
-		id, err := g.RunInput(ctx, bytes.NewReader(refs), "hash-object", "-w", "--no-filters", "--stdin")
+		id, err := hashObject(ctx, g, refs)
 		if err != nil {
 			return fmt.Errorf("record refs: %w", err)
 		}
@@ -178,7 +178,7 @@ func (s Snapshot) Compare(ctx context.Context, root string) (Snapshot, []Change,
 			return Snapshot{}, nil, fmt.Errorf("read recorded refs %s: %w", s.Refs, err)
 		}
 		out = append(out, refChanges(old, refs)...)
-		id, err := g.RunInput(ctx, bytes.NewReader(refs), "hash-object", "-w", "--no-filters", "--stdin")
+		id, err := hashObject(ctx, g, refs)
 		if err != nil {
 			return Snapshot{}, nil, fmt.Errorf("record refs: %w", err)
 		}
@@ -420,6 +420,15 @@ func both(f, g func() error) error {
 		err = gerr
 	}
 	return err
+}
+
+// hashObject writes data as a blob and returns its name.
+func hashObject(ctx context.Context, g gitrun.Git, data []byte) (id []byte, err error) {
+	err = owned(ctx, g, func(qg gitrun.Git) error {
+		id, err = qg.RunInput(ctx, bytes.NewReader(data), "hash-object", "-w", "--no-filters", "--stdin")
+		return err
+	})
+	return id, err
 }
 
 // refState returns HEAD and the ref listing.

@@ -136,33 +136,37 @@ func keptWorkTree(ctx context.Context, g gitrun.Git, max int64, seed string, kee
 	if fi, err := os.Stat(src); err == nil {
 		since = fi.ModTime()
 	}
-	err = withIndexCopy(g, index, src, func(tg gitrun.Git, name string) error {
-		if fromCache && len(large) > 0 {
-			// A file that was small then and is large now: out of the tree.
-			var paths bytes.Buffer
-			for _, f := range large {
-				paths.WriteString(f.Path + "\x00")
+	err = owned(ctx, g, func(qg gitrun.Git) error {
+		return withIndexCopy(qg, index, src, func(tg gitrun.Git, name string) error {
+			if fromCache && len(large) > 0 {
+				// A file that was small then and is large now: out of the tree.
+				var paths bytes.Buffer
+				for _, f := range large {
+					paths.WriteString(f.Path + "\x00")
+				}
+				if _, err := tg.RunInput(ctx, &paths, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+					return fmt.Errorf("snapshot: %w", err)
+				}
 			}
-			if _, err := tg.RunInput(ctx, &paths, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
-				return fmt.Errorf("snapshot: %w", err)
-			}
-		}
-		if err := addAll(ctx, tg, large); err != nil {
-			return err
-		}
-		if onDisk {
-			if err := asOnDisk(ctx, tg); err != nil {
+			if err := addAll(ctx, tg, large); err != nil {
 				return err
 			}
-		}
-		var err error
-		if tree, err = tg.Str(ctx, "write-tree"); err != nil {
-			return fmt.Errorf("snapshot: %w", err)
-		}
-		if keep && os.Chtimes(name, since, since) == nil {
-			sum = keepIndex(name, len(tree)/2)
-		}
-		return nil
+			if onDisk {
+				if err := asOnDisk(ctx, tg); err != nil {
+					return err
+				}
+			}
+			var err error
+			if tree, err = tg.Str(ctx, "write-tree"); err != nil {
+				return fmt.Errorf("snapshot: %w", err)
+			}
+			if keep && os.Chtimes(name, since, since) == nil {
+				if sum = keepIndex(name, len(tree)/2); sum != "" {
+					recordIndex(ctx, g.Dir, filepath.Join(filepath.Dir(index), cachePrefix+sum))
+				}
+			}
+			return nil
+		})
 	})
 	return tree, large, sum, err
 }
