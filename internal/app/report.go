@@ -97,6 +97,9 @@ func (a *App) finish(ctx context.Context, proj Project, r *loop.Run) error {
 			return err
 		}
 	}
+	// The run has ended and its reports quote what they need: its trees
+	// and kept indexes leave .git.
+	a.releaseObjects(ctx, proj, r.ID)
 	return nil
 }
 

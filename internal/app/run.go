@@ -58,6 +58,16 @@ func (a *App) startRun(ctx context.Context, proj Project, p hook.Payload) (*hook
 	if r := a.resumable(proj, p.SessionID); r != nil && !args.Restart {
 		return resuming(r, args, clientOf(p)), nil
 	}
+	// The change's trees are written before the run has an id: under a
+	// pending owner, handed to the run once it exists, else removed.
+	pending, created := pendingOwner(), ""
+	ctx = snapshot.WithOwner(ctx, pending)
+	defer func() {
+		a.adopt(ctx, proj, pending, created)
+		if created != "" {
+			a.sweepObjects(ctx, proj, created)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
 	// The project's configuration is read at the change's base, never from
@@ -129,6 +139,9 @@ func (a *App) startRun(ctx context.Context, proj Project, p hook.Payload) (*hook
 			return nil, errors.New("every reviewer is disabled (whetstone.json \"reviewers\" or --reviewers); enable at least one")
 		}
 		r, err := a.create(ctx, proj, p.SessionID, strings.TrimSpace(string(old)), settings, roster, change, patch)
+		if r != nil {
+			created = r.ID
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -326,6 +339,7 @@ func readBounded(path string, limit int64) ([]byte, error) {
 // to what fix.patch holds. A change that can no longer be computed is an
 // error, which stops the run; reviewing a stale diff would be worse.
 func (a *App) nextRound(ctx context.Context, proj Project, r *loop.Run, focus bool) error {
+	ctx = owned(ctx, r)
 	dir := proj.runDir(r.ID)
 	prev, err := loadContext(dir)
 	if err == nil {
@@ -624,6 +638,7 @@ func (a *App) apply(ctx context.Context, proj Project, r *loop.Run, e *loop.Even
 // begins. Without a baseline (not a git repository any more, git failing)
 // the backstop has nothing to compare; that is logged, not fatal.
 func (a *App) baseline(ctx context.Context, proj Project, r *loop.Run) {
+	ctx = owned(ctx, r)
 	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
 	s, err := snapshot.Take(ctx, proj.Root, r.Settings.MaxUntrackedBytes, a.Now())
@@ -646,6 +661,7 @@ func (a *App) baseline(ctx context.Context, proj Project, r *loop.Run) {
 // Changes are recorded on the run (it can no longer approve), restored
 // when the project asks for it, and returned for verdict.json.
 func (a *App) compare(ctx context.Context, proj Project, r *loop.Run) (*snapshot.Snapshot, []snapshot.Change) {
+	ctx = owned(ctx, r)
 	if r.Baseline == nil {
 		return nil, nil
 	}
@@ -701,6 +717,7 @@ const KindRestored = "restored"
 // run's restored/iter-N-<phase>/, and the entry returned says so with the
 // one command that brings the copies back; nil when nothing was copied.
 func (a *App) restore(ctx context.Context, proj Project, r *loop.Run, files []snapshot.Change) *snapshot.Change {
+	ctx = owned(ctx, r)
 	rel := filepath.Join(".whetstone", "runs", r.ID, "restored", fmt.Sprintf("iter-%d-%s", r.Iteration, r.Phase))
 	keep := filepath.Join(proj.Root, rel)
 	if err := safeio.NoSymlinks(proj.Root, keep); err != nil {

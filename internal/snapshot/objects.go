@@ -37,6 +37,7 @@ import (
 // `git add` would.
 const (
 	objectsFile = "indexes" // in an owner's directory: the kept indexes, one path a line
+	rootFile    = "root"    // in an owner's directory: the project it works in
 	dropPrefix  = "whetstone-drop-"
 )
 
@@ -111,6 +112,13 @@ func owned(ctx context.Context, g gitrun.Git, fn func(og gitrun.Git) error) erro
 	if err := os.MkdirAll(own, 0o777); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
+	// The project the owner works in: projects in subdirectories of one
+	// work tree share its git directory, and each sweeps only its own.
+	if _, err := os.Lstat(filepath.Join(own, rootFile)); errors.Is(err, fs.ErrNotExist) {
+		if abs, err := filepath.Abs(g.Dir); err == nil {
+			_ = os.WriteFile(filepath.Join(own, rootFile), []byte(abs+"\n"), 0o644)
+		}
+	}
 	alternates := gitrun.QuoteAlternate(store)
 	if env := os.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES"); env != "" {
 		alternates += string(filepath.ListSeparator) + env
@@ -170,6 +178,9 @@ func Adopt(ctx context.Context, root, from, to string) error {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
+		if rel == rootFile {
+			return nil
+		}
 		if rel == objectsFile {
 			data, err := os.ReadFile(p)
 			if err == nil {
@@ -239,7 +250,7 @@ func Release(ctx context.Context, root, owner string) (Released, error) {
 		}
 	}
 	_ = filepath.WalkDir(aside, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && d.Name() != objectsFile {
+		if rel, _ := filepath.Rel(aside, p); err == nil && d.Type().IsRegular() && rel != filepath.Join("objects", objectsFile) && rel != filepath.Join("objects", rootFile) {
 			if fi, err := d.Info(); err == nil {
 				out.Files++
 				out.Bytes += fi.Size()
@@ -253,10 +264,15 @@ func Release(ctx context.Context, root, owner string) (Released, error) {
 	return out, nil
 }
 
+// Owner is an owner's object directory.
+type Owner struct {
+	Root    string    // the project it works in ("" when not recorded)
+	Changed time.Time // when the directory last changed (an object in a new fan-out directory)
+}
+
 // Owners lists the owners with an object directory in root's git
-// directory, each with the time it last changed (a new object or fan-out
-// directory in it).
-func Owners(ctx context.Context, root string) (map[string]time.Time, error) {
+// directory.
+func Owners(ctx context.Context, root string) (map[string]Owner, error) {
 	gd, err := gitDir(root)
 	if err != nil {
 		return nil, err
@@ -265,15 +281,21 @@ func Owners(ctx context.Context, root string) (map[string]time.Time, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]time.Time{}
+	out := map[string]Owner{}
 	for _, e := range entries {
-		owner, ok := strings.CutPrefix(e.Name(), gitrun.ObjectsPrefix)
-		if !ok || !e.IsDir() || !validOwner(owner) {
+		name, ok := strings.CutPrefix(e.Name(), gitrun.ObjectsPrefix)
+		if !ok || !e.IsDir() || !validOwner(name) {
 			continue
 		}
-		if fi, err := e.Info(); err == nil {
-			out[owner] = fi.ModTime()
+		fi, err := e.Info()
+		if err != nil {
+			continue
 		}
+		o := Owner{Changed: fi.ModTime()}
+		if data, err := os.ReadFile(filepath.Join(gd, e.Name(), rootFile)); err == nil {
+			o.Root = strings.TrimSuffix(string(data), "\n")
+		}
+		out[name] = o
 	}
 	return out, nil
 }

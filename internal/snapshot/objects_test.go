@@ -205,8 +205,8 @@ func TestAdopt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := owners["sess-7"]; !ok || len(owners) != 1 {
-		t.Fatalf("owners = %v, want sess-7 only", owners)
+	if o, ok := owners["sess-7"]; !ok || len(owners) != 1 || o.Root != r.dir {
+		t.Fatalf("owners = %v, want sess-7 only, in %s", owners, r.dir)
 	}
 	if _, err := Release(ctx, r.dir, "sess-7"); err != nil {
 		t.Fatal(err)

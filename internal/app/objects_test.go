@@ -1,0 +1,165 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/whetstone-dev/whetstone/internal/app"
+	"github.com/whetstone-dev/whetstone/internal/client"
+	"github.com/whetstone-dev/whetstone/internal/gitrun"
+)
+
+// gitFiles lists the files under dir/.git.
+func gitFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	root := filepath.Join(dir, ".git")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestRunsLeaveNothingInGit starts two runs at once in one project (two
+// sessions), ends the first and then the second. While a run lasts its
+// objects are in its own directory in .git, readable by whetstone's git
+// and never in the repository's store; the first run's end leaves the
+// second's trees readable; once both ended, .git is file for file what it
+// was before.
+func TestRunsLeaveNothingInGit(t *testing.T) {
+	dir := newProject(t, t.TempDir())
+	if err := os.WriteFile(filepath.Join(dir, "util.go"), []byte("package main\n\nfunc util() int { return 1 }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := gitFiles(t, dir)
+	t.Chdir(dir) // the hooks' project is the one they run in
+	a := &app.App{Now: time.Now, Getenv: testGetenv, Log: io.Discard, Stderr: io.Discard}
+	proj, err := a.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(session string) string {
+		t.Helper()
+		p, err := client.Parse(payload(t, map[string]any{"session_id": session, "hook_event_name": "UserPromptSubmit", "cwd": dir,
+			"prompt": "/whetstone:review --reviewers critic"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := a.Hook(context.Background(), "user-prompt-submit", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := proj.Latest()
+		if id == "" {
+			out, _ := exec.Command("find", dir, "-not", "-path", "*/.git/objects/*").CombinedOutput()
+			t.Fatalf("no run started for %s: %s\n%s", session, resp.Encode(), out)
+		}
+		return id
+	}
+	tree := func(id string) string {
+		t.Helper()
+		var c struct{ Tree string }
+		data, err := os.ReadFile(filepath.Join(dir, ".whetstone", "runs", id, "context.json"))
+		if err == nil {
+			err = json.Unmarshal(data, &c)
+		}
+		if err != nil || c.Tree == "" {
+			t.Fatalf("run %s's tree: %q, %v", id, c.Tree, err)
+		}
+		return c.Tree
+	}
+	g := gitrun.Git{Dir: dir}
+	first := start("0b1e0000-0000-4000-8000-000000000001")
+	second := start("0b1e0000-0000-4000-8000-000000000002")
+	if first == second {
+		t.Fatalf("one run for two sessions: %s", first)
+	}
+	var store []string
+	for _, f := range gitFiles(t, dir) {
+		if strings.HasPrefix(f, "objects/") && !slices.Contains(before, f) {
+			store = append(store, f)
+		}
+	}
+	if len(store) > 0 {
+		t.Errorf("the runs wrote into the repository's store: %v", store)
+	}
+	for _, id := range []string{first, second} {
+		if fi, err := os.Stat(filepath.Join(dir, ".git", gitrun.ObjectsPrefix+id)); err != nil || !fi.IsDir() {
+			t.Errorf("run %s has no object directory: %v", id, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", gitrun.ObjectsPrefix+"start-")); err == nil {
+		t.Error("a start's pending objects were not handed to its run")
+	}
+
+	if _, err := a.Abort(proj, first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", gitrun.ObjectsPrefix+first)); err == nil {
+		t.Errorf("run %s ended and its objects are still in .git", first)
+	}
+	if out, err := g.Str(context.Background(), "ls-tree", "-r", "--name-only", tree(second)); err != nil || !strings.Contains(out, "util.go") {
+		t.Fatalf("the second run's tree after the first ended: %q, %v", out, err)
+	}
+	if _, err := a.Abort(proj, second); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, gitFiles(t, dir)); diff != "" {
+		t.Errorf(".git after both runs ended differs from before them (-before +after):\n%s", diff)
+	}
+}
+
+// A start refused after the change was snapshotted (past the size gate)
+// leaves nothing in .git either.
+func TestRefusedStartLeavesNothingInGit(t *testing.T) {
+	dir := newProject(t, t.TempDir())
+	if err := os.WriteFile(filepath.Join(dir, "whetstone.json"), []byte(`{"max_files": 1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "whetstone.json"}, {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "gate"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "util.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := gitFiles(t, dir)
+	t.Chdir(dir)
+	a := &app.App{Now: time.Now, Getenv: testGetenv, Log: io.Discard, Stderr: io.Discard}
+	p, err := client.Parse(payload(t, map[string]any{"session_id": "0b1e0000-0000-4000-8000-000000000003", "hook_event_name": "UserPromptSubmit", "cwd": dir,
+		"prompt": "/whetstone:review --reviewers critic"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := a.Hook(context.Background(), "user-prompt-submit", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp == nil || resp.Decision != "block" || !strings.Contains(resp.Reason, "files") {
+		t.Fatalf("want the start refused by the size gate, got %s", resp.Encode())
+	}
+	if diff := cmp.Diff(before, gitFiles(t, dir)); diff != "" {
+		t.Errorf(".git after a refused start differs (-before +after):\n%s", diff)
+	}
+}
