@@ -9,6 +9,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/whetstone-dev/whetstone"
@@ -97,10 +98,56 @@ func (a *App) finish(ctx context.Context, proj Project, r *loop.Run) error {
 			return err
 		}
 	}
-	// The run has ended and its reports quote what they need: its trees
-	// and kept indexes leave .git.
+	// The run has ended: its trees and kept indexes leave .git, and the
+	// files its report quotes stay readable from quoted.json.
+	if err := proj.keepQuoted(ctx, r, rep); err != nil {
+		fmt.Fprintf(a.Log, "run %s: %v\n", r.ID, err)
+	}
 	a.releaseObjects(ctx, proj, r.ID)
 	return nil
+}
+
+// quotedFile keeps, in a run's directory, the files of its last reviewed
+// tree that its report quotes: the tree leaves .git when the run ends
+// (releaseObjects), and `whetstone report` renders the same report after.
+const quotedFile = "quoted.json"
+
+// keepQuoted writes quotedFile with the files rep's excerpts come from.
+func (p Project) keepQuoted(ctx context.Context, r *loop.Run, rep *runreport.Report) error {
+	c, err := loadContext(p.runDir(r.ID))
+	if err != nil || c.Tree == "" {
+		return nil
+	}
+	files := map[string]string{}
+	for _, f := range rep.Findings {
+		if f.Excerpt == nil || files[f.Excerpt.File] != "" {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, quoteTimeout)
+		data, _, err := scope.ReadTreeFile(qctx, p.Root, c.Tree, f.Excerpt.File, maxQuoted)
+		cancel()
+		if err == nil {
+			files[f.Excerpt.File] = string(data)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	if err := writeFile(filepath.Join(p.runDir(r.ID), quotedFile), marshal(files)); err != nil {
+		return fmt.Errorf("keep the quoted files: %w", err)
+	}
+	return nil
+}
+
+// quoted reads a run's quotedFile; nil when there is none.
+func (p Project) quoted(id string) map[string]string {
+	data, err := readBounded(filepath.Join(p.runDir(id), quotedFile), maxContextBytes)
+	if err != nil {
+		return nil
+	}
+	var files map[string]string
+	_ = json.Unmarshal(data, &files)
+	return files
 }
 
 // Change returns a run's context.json, or the zero Context when it cannot
@@ -198,10 +245,18 @@ func (p Project) code(ctx context.Context, r *loop.Run, c scope.Context) runrepo
 		}
 	}
 	if c.Tree != "" {
+		var kept map[string]string
+		var once sync.Once
 		code.Read = func(file string) ([]byte, error) {
 			ctx, cancel := context.WithTimeout(ctx, quoteTimeout)
 			defer cancel()
 			data, _, err := scope.ReadTreeFile(ctx, p.Root, c.Tree, file, maxQuoted)
+			if err != nil { // the run ended: its tree has left .git
+				once.Do(func() { kept = p.quoted(r.ID) })
+				if k, ok := kept[file]; ok {
+					return []byte(k), nil
+				}
+			}
 			return data, err
 		}
 	}
