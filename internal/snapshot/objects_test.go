@@ -224,3 +224,22 @@ func TestWithOwnerRefusesNames(t *testing.T) {
 		}
 	}
 }
+
+// A project that ignores .whetstone/ itself (whetstone's own does) is
+// snapshotted whole: git add's complaint about the excluded, ignored
+// .whetstone is not a failure.
+func TestWorkTreeWithWhetstoneIgnored(t *testing.T) {
+	r := newRepo(t)
+	r.write(".gitignore", ".whetstone/\n")
+	r.write("a.go", "package a\n")
+	r.commit("base")
+	r.write(".whetstone/runs/x/state.json", "{}\n")
+	r.write("b.go", "package b\n")
+	tree, _, err := WorkTree(context.Background(), gitrun.Git{Dir: r.dir}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("ls-tree", "-r", "--name-only", tree); got != ".gitignore\na.go\nb.go" {
+		t.Errorf("tree holds %q, want .gitignore, a.go and b.go", got)
+	}
+}

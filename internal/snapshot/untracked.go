@@ -89,11 +89,18 @@ func addAll(ctx context.Context, tg gitrun.Git, large []LargeFile) error {
 	for _, f := range large {
 		specs.WriteString(":(exclude,literal)" + f.Path + "\x00")
 	}
-	if _, err := tg.RunInput(ctx, &specs, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+	if _, err := tg.RunInput(ctx, &specs, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil && !strings.Contains(err.Error(), ignoredNamed) {
 		return fmt.Errorf("snapshot working tree: %w", err)
 	}
 	return nil
 }
+
+// ignoredNamed starts git add's complaint that a pathspec names an ignored
+// path: .whetstone's exclusion does when the project ignores .whetstone/
+// itself. git has added everything else and written the index by then,
+// so the snapshot is whole; the other pathspecs ("." and large untracked
+// files, which are not ignored) never draw it.
+const ignoredNamed = "The following paths are ignored by one of your .gitignore files"
 
 // WorkTree writes a tree object of the whole working tree (tracked, and
 // untracked but not ignored, files) through a temporary copy of the index,
