@@ -22,7 +22,8 @@ import (
 const (
 	cachePrefix = "whetstone-snapshot-"
 	// cacheAge is how old a kept index may grow before a new baseline
-	// (Take) removes it: the copy of a run that ended.
+	// (Take) removes it: one no owner recorded (Release removes an
+	// owner's when its run ends), such as an older whetstone's.
 	cacheAge = 24 * time.Hour
 )
 

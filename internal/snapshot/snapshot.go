@@ -5,8 +5,9 @@
 //
 // The work tree is recorded through a temporary copy of the index, so
 // neither the work tree nor the user's index is ever written; only git
-// objects may be added to the object store. Restore alone writes the work
-// tree, and only to put back what a snapshot recorded.
+// objects are added, under a run (WithOwner) to the run's own object
+// directory, removed when it ends (objects.go). Restore alone writes the
+// work tree, and only to put back what a snapshot recorded.
 package snapshot
 
 import (
@@ -141,9 +142,11 @@ func Take(ctx context.Context, root string, maxUntracked int64, now time.Time) (
 // work tree content is what Tree records, the index is reported apart.
 //
 // Only files under root are watched, not .git itself (its config, hooks or
-// info/exclude). The recorded objects are unreachable, so a `git gc
-// --prune=now` in between removes them: then Changes returns an error, and
-// a caller must treat it as "cannot tell", never as "nothing changed".
+// info/exclude). Objects recorded without an owner are unreachable, so a
+// `git gc --prune=now` in between removes them (an owner's directory is
+// out of gc's reach, but may be deleted by hand): then Changes returns an
+// error, and a caller must treat it as "cannot tell", never as "nothing
+// changed".
 func (s Snapshot) Changes(ctx context.Context, root string) ([]Change, error) {
 	_, out, err := s.Compare(ctx, root)
 	return out, err
