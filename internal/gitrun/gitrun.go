@@ -256,7 +256,9 @@ func GitDir(dir string) string {
 		return v.(string)
 	}
 	gd := findGitDir(dir)
-	gitDirs.Store(dir, gd)
+	if gd != "" { // none yet may be one later (git init)
+		gitDirs.Store(dir, gd)
+	}
 	return gd
 }
 

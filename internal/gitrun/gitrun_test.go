@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -178,5 +179,54 @@ func TestShown(t *testing.T) {
 	want := "small.txt: diff: unspecified\nsmall.txt: linguist-generated: unspecified\nbig.txt: diff: unspecified\nbig.txt: linguist-generated: set"
 	if got := attrs(g.Shown().With("X=1")); got != want {
 		t.Errorf("Shown's attributes:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRunObjects: an object in a run's directory (.git/whetstone-objects-*)
+// is read by every command of this package, in the work tree, a
+// subdirectory of it and a linked worktree, never by the user's git; a
+// directory whose name holds the list separator is quoted.
+func TestRunObjects(t *testing.T) {
+	g := newRepo(t)
+	ctx := context.Background()
+	if err := os.MkdirAll(filepath.Join(g.Dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	if _, err := g.Run(ctx, "worktree", "add", "-q", wt); err != nil {
+		t.Fatal(err)
+	}
+	write := func(gitDir, owner, content string) string {
+		t.Helper()
+		own := filepath.Join(gitDir, ObjectsPrefix+owner)
+		if err := os.MkdirAll(own, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		id, err := g.With("GIT_OBJECT_DIRECTORY="+own, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(g.Dir, ".git", "objects")).
+			RunInput(ctx, strings.NewReader(content), "hash-object", "-w", "--stdin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(id))
+	}
+	main := write(filepath.Join(g.Dir, ".git"), "run-1", "in the main work tree's run\n")
+	colon := write(filepath.Join(g.Dir, ".git"), "run:2", "in a run whose directory has a colon\n")
+	linked := write(GitDir(wt), "run-3", "in the linked worktree's run\n")
+	for _, c := range []struct {
+		dir string
+		ids []string
+	}{{g.Dir, []string{main, colon}}, {filepath.Join(g.Dir, "sub"), []string{main, colon}}, {wt, []string{linked}}} {
+		for _, id := range c.ids {
+			if _, err := (Git{Dir: c.dir}).Run(ctx, "cat-file", "-e", id); err != nil {
+				t.Errorf("in %s, %s: %v", c.dir, id, err)
+			}
+			cmd := exec.Command("git", "-C", c.dir, "cat-file", "-e", id)
+			if cmd.Run() == nil {
+				t.Errorf("the user's git reads %s in %s", id, c.dir)
+			}
+		}
+	}
+	if got := GitDir(wt); !strings.HasPrefix(got, filepath.Join(g.Dir, ".git", "worktrees")) {
+		t.Errorf("GitDir(linked worktree) = %s", got)
 	}
 }
