@@ -163,3 +163,43 @@ func TestRefusedStartLeavesNothingInGit(t *testing.T) {
 		t.Errorf(".git after a refused start differs (-before +after):\n%s", diff)
 	}
 }
+
+// A start removes the object directories of this project's starts that
+// never made a run (after an hour) and leaves a fresh one and another
+// project's.
+func TestStartSweepsLeftObjects(t *testing.T) {
+	dir := newProject(t, t.TempDir())
+	left := func(owner, root string, age time.Duration) string {
+		t.Helper()
+		d := filepath.Join(dir, ".git", gitrun.ObjectsPrefix+owner)
+		if err := os.MkdirAll(filepath.Join(d, "ab"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "root"), []byte(root+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-age)
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	stale := left("start-0123456789abcdef", dir, 2*time.Hour)
+	fresh := left("start-fedcba9876543210", dir, time.Minute)
+	other := left("start-00000000000000aa", filepath.Join(dir, "sub"), 2*time.Hour)
+	t.Chdir(dir)
+	a := &app.App{Now: time.Now, Getenv: testGetenv, Log: io.Discard, Stderr: io.Discard}
+	p, err := client.Parse(payload(t, map[string]any{"session_id": "0b1e0000-0000-4000-8000-000000000004", "hook_event_name": "UserPromptSubmit", "cwd": dir,
+		"prompt": "/whetstone:review --reviewers critic"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Hook(context.Background(), "user-prompt-submit", p); err != nil {
+		t.Fatal(err)
+	}
+	for d, want := range map[string]bool{stale: false, fresh: true, other: true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s: present %v, want %v", filepath.Base(d), err == nil, want)
+		}
+	}
+}
