@@ -127,9 +127,7 @@ func (g Git) Command(ctx context.Context, args ...string) *exec.Cmd {
 	}
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_EXTERNAL_DIFF=")
-	if alt := runAlternates(g.Dir); alt != "" {
-		cmd.Env = append(cmd.Env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+alt)
-	}
+	cmd.Env = append(cmd.Env, ObjectsEnv(g.Dir)...)
 	cmd.Env = append(cmd.Env, g.Env...) // last: a snapshot's own alternates win
 	cmd.WaitDelay = WaitDelay
 	return cmd
@@ -323,6 +321,16 @@ func runAlternates(dir string) string {
 		dirs = append([]string{env}, dirs...)
 	}
 	return strings.Join(dirs, string(filepath.ListSeparator))
+}
+
+// ObjectsEnv is the environment a git started outside this package (a
+// check such as `git diff --check` over a snapshot's tree) needs in dir to
+// read the objects of live runs: nil when there is no run.
+func ObjectsEnv(dir string) []string {
+	if alt := runAlternates(dir); alt != "" {
+		return []string{"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + alt}
+	}
+	return nil
 }
 
 // QuoteAlternate quotes a path for GIT_ALTERNATE_OBJECT_DIRECTORIES when

@@ -229,6 +229,7 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 	cmd := exec.CommandContext(ctx, ch.args[0], ch.args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append(ch.env, "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")...)
+	cmd.Env = append(cmd.Env, gitrun.ObjectsEnv(dir)...) // git diff --check reads the run's trees
 	cmd.WaitDelay = time.Second // go build's compilers may hold the pipe after a timeout kill: the budget wins
 	out := &gitrun.Capped{Max: 1 << 20, Lossy: true}
 	cmd.Stdout, cmd.Stderr = out, out
