@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -241,5 +242,55 @@ func TestWorkTreeWithWhetstoneIgnored(t *testing.T) {
 	}
 	if got := r.git("ls-tree", "-r", "--name-only", tree); got != ".gitignore\na.go\nb.go" {
 		t.Errorf("tree holds %q, want .gitignore, a.go and b.go", got)
+	}
+}
+
+// Two runs snapshot one repository at once, and one ends (Release) while
+// the other goes on comparing: the other never misses an object.
+func TestReleaseWhileAnotherRunCompares(t *testing.T) {
+	r := newRepo(t)
+	r.write("a.go", "package a\n")
+	r.commit("base")
+	r.write("shared.txt", "both runs record this\n")
+	ctx := context.Background()
+	a, b := WithOwner(ctx, "run-a"), WithOwner(ctx, "run-b")
+	snapA, err := Take(a, r.dir, 0, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapB, err := Take(b, r.dir, 0, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() {
+		for i := 0; i < 5; i++ {
+			if _, _, err := snapA.Compare(a, r.dir); err != nil {
+				done <- err
+				return
+			}
+		}
+		_, err := Release(ctx, r.dir, "run-a")
+		done <- err
+	}()
+	go func() {
+		s := snapB
+		for i := 0; i < 15; i++ {
+			now, changes, err := s.Compare(b, r.dir)
+			if err != nil || len(changes) != 0 {
+				done <- fmt.Errorf("run b, comparison %d: %v, %v", i, changes, err)
+				return
+			}
+			s = now
+		}
+		done <- nil
+	}()
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := Release(ctx, r.dir, "run-b"); err != nil {
+		t.Fatal(err)
 	}
 }
