@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -39,9 +38,9 @@ func pendingOwner() string {
 	return "start-" + hex.EncodeToString(b)
 }
 
-// adopt hands what a start wrote as pending to the run it created (id), or
-// removes it when it created none (id ""): a refused start leaves nothing
-// in .git.
+// adopt hands what a start wrote as pending to the run it created (id),
+// when create has not already, or removes it when it created none (id
+// ""): a refused start leaves nothing in .git.
 func (a *App) adopt(ctx context.Context, proj Project, pending, id string) {
 	var err error
 	if id != "" {
@@ -83,12 +82,13 @@ func (a *App) sweepObjects(ctx context.Context, proj Project, except string) {
 			continue
 		}
 		r, err := proj.Load(id)
-		_, statErr := os.Lstat(proj.runDir(id))
 		switch {
 		case err == nil && r.Active():
 			continue
 		case err == nil:
-		case errors.Is(statErr, fs.ErrNotExist) && a.Now().Sub(o.Changed) > pendingAge:
+		case errors.Is(err, fs.ErrNotExist) && a.Now().Sub(o.Changed) > pendingAge:
+			// No state: a start that made no run, a run whose creation
+			// failed, or whose directory was deleted.
 		default:
 			continue
 		}

@@ -108,8 +108,8 @@ func TestRunsLeaveNothingInGit(t *testing.T) {
 			t.Errorf("run %s has no object directory: %v", id, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".git", gitrun.ObjectsPrefix+"start-")); err == nil {
-		t.Error("a start's pending objects were not handed to its run")
+	if pending, _ := filepath.Glob(filepath.Join(dir, ".git", gitrun.ObjectsPrefix+"start-*")); len(pending) > 0 {
+		t.Errorf("a start's pending objects were not handed to its run: %v", pending)
 	}
 
 	if _, err := a.Abort(proj, first); err != nil {
@@ -165,8 +165,8 @@ func TestRefusedStartLeavesNothingInGit(t *testing.T) {
 }
 
 // A start removes the object directories of this project's starts that
-// never made a run (after an hour) and leaves a fresh one and another
-// project's.
+// never made a run and of runs without a state (after an hour), and leaves
+// a fresh one and another project's.
 func TestStartSweepsLeftObjects(t *testing.T) {
 	dir := newProject(t, t.TempDir())
 	left := func(owner, root string, age time.Duration) string {
@@ -187,6 +187,11 @@ func TestStartSweepsLeftObjects(t *testing.T) {
 	stale := left("start-0123456789abcdef", dir, 2*time.Hour)
 	fresh := left("start-fedcba9876543210", dir, time.Minute)
 	other := left("start-00000000000000aa", filepath.Join(dir, "sub"), 2*time.Hour)
+	gone := left("9one0000-1", dir, 2*time.Hour) // a run whose directory was deleted
+	if err := os.MkdirAll(filepath.Join(dir, ".whetstone", "runs", "n0state0-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unmade := left("n0state0-1", dir, 2*time.Hour) // a run whose creation failed before its state
 	t.Chdir(dir)
 	a := &app.App{Now: time.Now, Getenv: testGetenv, Log: io.Discard, Stderr: io.Discard}
 	p, err := client.Parse(payload(t, map[string]any{"session_id": "0b1e0000-0000-4000-8000-000000000004", "hook_event_name": "UserPromptSubmit", "cwd": dir,
@@ -197,7 +202,7 @@ func TestStartSweepsLeftObjects(t *testing.T) {
 	if _, err := a.Hook(context.Background(), "user-prompt-submit", p); err != nil {
 		t.Fatal(err)
 	}
-	for d, want := range map[string]bool{stale: false, fresh: true, other: true} {
+	for d, want := range map[string]bool{stale: false, fresh: true, other: true, gone: false, unmade: false} {
 		if _, err := os.Stat(d); (err == nil) != want {
 			t.Errorf("%s: present %v, want %v", filepath.Base(d), err == nil, want)
 		}

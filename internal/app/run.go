@@ -254,6 +254,13 @@ func (a *App) create(ctx context.Context, proj Project, session, previous string
 		}
 	}
 	dir := proj.runDir(id)
+	// The start's objects become the run's before its baseline, which
+	// then finds them instead of writing them again.
+	if pending := snapshot.OwnerOf(ctx); pending != "" {
+		if err := snapshot.Adopt(ctx, proj.Root, pending, id); err != nil {
+			fmt.Fprintf(a.Log, "run %s: %v\n", id, err)
+		}
+	}
 	if err := writeRound(dir, change, patch, nil); err != nil {
 		return nil, err
 	}

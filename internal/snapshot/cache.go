@@ -83,12 +83,17 @@ func dropIndex(dir, sum string) {
 	}
 }
 
-// pruneIndexes removes kept indexes older than cacheAge from dir.
+// pruneIndexes removes from dir the kept indexes older than cacheAge and
+// what a whetstone killed mid-hook left there: a temporary index
+// (withIndexCopy) or a run's directory being removed (Release). No hook
+// lasts a day, so none of them is in use.
 func pruneIndexes(dir string, now time.Time) {
-	names, _ := filepath.Glob(filepath.Join(dir, cachePrefix+"*"))
-	for _, p := range names {
-		if fi, err := os.Lstat(p); err == nil && now.Sub(fi.ModTime()) > cacheAge {
-			os.Remove(p)
+	for _, prefix := range []string{cachePrefix, "whetstone-index-", dropPrefix} {
+		names, _ := filepath.Glob(filepath.Join(dir, prefix+"*"))
+		for _, p := range names {
+			if fi, err := os.Lstat(p); err == nil && now.Sub(fi.ModTime()) > cacheAge {
+				os.RemoveAll(p)
+			}
 		}
 	}
 }

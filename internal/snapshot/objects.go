@@ -53,7 +53,8 @@ func WithOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, ownerKey{}, owner)
 }
 
-func ownerOf(ctx context.Context) string {
+// OwnerOf returns the owner WithOwner put in ctx, or "".
+func OwnerOf(ctx context.Context) string {
 	s, _ := ctx.Value(ownerKey{}).(string)
 	return s
 }
@@ -96,7 +97,7 @@ func objectsPath(ctx context.Context, g gitrun.Git) (string, error) {
 // owned runs fn with a copy of g whose commands write new objects into
 // ctx's owner's directory; without an owner, fn runs with g as it is.
 func owned(ctx context.Context, g gitrun.Git, fn func(og gitrun.Git) error) error {
-	owner := ownerOf(ctx)
+	owner := OwnerOf(ctx)
 	if owner == "" {
 		return fn(g)
 	}
@@ -129,7 +130,7 @@ func owned(ctx context.Context, g gitrun.Git, fn func(og gitrun.Git) error) erro
 // recordIndex notes in ctx's owner's directory that the kept index at
 // path is the owner's, for Release.
 func recordIndex(ctx context.Context, root, path string) {
-	owner := ownerOf(ctx)
+	owner := OwnerOf(ctx)
 	if owner == "" {
 		return
 	}

@@ -220,7 +220,7 @@ func TestAdopt(t *testing.T) {
 
 func TestWithOwnerRefusesNames(t *testing.T) {
 	for _, bad := range []string{"", "../x", "a/b", ".hidden", "a b"} {
-		if ownerOf(WithOwner(context.Background(), bad)) != "" {
+		if OwnerOf(WithOwner(context.Background(), bad)) != "" {
 			t.Errorf("WithOwner(%q) was accepted", bad)
 		}
 	}
@@ -292,5 +292,48 @@ func TestReleaseWhileAnotherRunCompares(t *testing.T) {
 	}
 	if _, err := Release(ctx, r.dir, "run-b"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A snapshot removes what a whetstone killed mid-hook left in .git a day
+// ago or more (a temporary index, a run directory being removed, a kept
+// index), and nothing newer.
+func TestTakePrunesLeftovers(t *testing.T) {
+	r := newRepo(t)
+	r.write("a.go", "package a\n")
+	r.commit("base")
+	now := time.Now()
+	mk := func(name string, dir bool, age time.Duration) string {
+		t.Helper()
+		p := filepath.Join(r.dir, ".git", name)
+		var err error
+		if dir {
+			err = os.MkdirAll(filepath.Join(p, "ab"), 0o755)
+		} else {
+			err = os.WriteFile(p, []byte("x"), 0o644)
+		}
+		if err == nil {
+			err = os.Chtimes(p, now.Add(-age), now.Add(-age))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	old := []string{mk("whetstone-index-123", false, 25*time.Hour), mk("whetstone-index-123.lock", false, 25*time.Hour),
+		mk("whetstone-drop-456", true, 25*time.Hour), mk(cachePrefix+strings.Repeat("1", 40), false, 25*time.Hour)}
+	recent := []string{mk("whetstone-index-789", false, time.Minute), mk("whetstone-drop-abc", true, time.Minute)}
+	if _, err := Take(context.Background(), r.dir, 0, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range old {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s is still there", filepath.Base(p))
+		}
+	}
+	for _, p := range recent {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
 	}
 }
