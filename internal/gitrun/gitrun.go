@@ -254,7 +254,7 @@ func GitDir(dir string) string {
 		return v.(string)
 	}
 	gd := findGitDir(dir)
-	if gd != "" { // none yet may be one later (git init)
+	if gd != "" && filepath.IsAbs(dir) { // none yet may be one later (git init); "." moves with the process
 		gitDirs.Store(dir, gd)
 	}
 	return gd
