@@ -159,14 +159,16 @@ func (Client) Inspect(dir string) (install.Status, error) { return install.Inspe
 // Uninstall is the package's Uninstall.
 func (Client) Uninstall(dir string) (removed, kept []string, err error) { return Uninstall(dir) }
 
-// InstallNote is what the user must do after an install: Codex runs a hook
-// only once its hash is trusted (docs/codex.md §3), and whetstone does not
-// write trust for the user, whose review that is; nor can whetstone's
-// sandbox run inside Codex's.
-func (Client) InstallNote(global bool) string {
-	note := "Codex runs these hooks only once you trust them: start `codex`, type /hooks and trust the whetstone hooks (each whetstone upgrade or reinstall asks again), or pass --dangerously-bypass-hook-trust to `codex exec`."
+// InstallNotes are what the user must do after an install, one short
+// line each: Codex runs a hook only once its hash is trusted
+// (docs/codex.md §3), and whetstone does not write trust for the user,
+// whose review that is; nor can whetstone's sandbox run inside Codex's.
+func (Client) InstallNotes(global bool) []string {
+	notes := []string{"Trust the hooks: start `codex`, type /hooks and trust the whetstone hooks (again after each upgrade or reinstall); `codex exec` needs --dangerously-bypass-hook-trust."}
 	if !global {
-		note += " Codex reads a project's .codex/ only when the project is trusted (`codex exec --trust`, or the prompt `codex` shows)."
+		notes = append(notes, "Trust the project: Codex reads a project's .codex/ only then (`codex exec --trust`, or the prompt `codex` shows).")
 	}
-	return note + " Reviewers' shell commands run in whetstone's sandbox, which cannot start inside Codex's: run Codex with its sandbox off (`codex --dangerously-bypass-approvals-and-sandbox`); under Codex's sandbox a reviewer's shell commands fail. The gate's hook denies every call when it cannot run whetstone: run `whetstone uninstall codex` before you remove the binary."
+	return append(notes,
+		"Run Codex with its sandbox off (`codex --dangerously-bypass-approvals-and-sandbox`): reviewers' shell commands run in whetstone's sandbox, which cannot start inside Codex's.",
+		"Before you remove this whetstone binary, run `whetstone uninstall codex`: the gate's hook denies every call when it cannot run whetstone.")
 }
