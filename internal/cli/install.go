@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	urfave "github.com/urfave/cli/v2"
@@ -130,11 +131,12 @@ func runInstall(d deps, opts installOptions) error {
 	// The manifest records every file with its digest, the binary and the
 	// version: the same manifest over an intact install is the same install.
 	cur, _ := os.ReadFile(manifest)
+	files := len(slices.DeleteFunc(slices.Clone(written), func(p string) bool { return p == manifest })) // as doctor counts them
 	global := map[bool]string{true: " --global"}[opts.global]
 	if unchanged && old != nil && bytes.Equal(old, cur) {
-		fmt.Fprintf(d.stdout, "whetstone for %s in %s is up to date (%s; its hooks run %s): nothing changed.\n", in.Title(), dir, review.Plural(len(written), "file"), bin)
+		fmt.Fprintf(d.stdout, "whetstone for %s in %s is up to date (%s; its hooks run %s): nothing changed.\n", in.Title(), dir, review.Plural(files, "file"), bin)
 	} else {
-		fmt.Fprintf(d.stdout, "whetstone is installed for %s: %s written to %s (listed in %s); its hooks run %s.\n", in.Title(), review.Plural(len(written), "file"), dir, install.ManifestName, bin)
+		fmt.Fprintf(d.stdout, "whetstone is installed for %s: %s written to %s, listed in %s; its hooks run %s.\n", in.Title(), review.Plural(files, "file"), dir, install.ManifestName, bin)
 	}
 	fmt.Fprintf(d.stdout, "Start a review: type %s in %s.\n", in.ReviewCommand(), in.Title())
 	if n, ok := in.(interface{ InstallNotes(global bool) []string }); ok {
@@ -166,7 +168,7 @@ func runUninstall(d deps, opts installOptions) error {
 	}
 	removed, kept, err := in.Uninstall(dir)
 	if len(removed) > 0 {
-		fmt.Fprintf(d.stdout, "whetstone for %s is uninstalled from %s: %s are removed.\n", in.Title(), dir, fmt.Sprintf("the %d files and folders its install made", len(removed)))
+		fmt.Fprintf(d.stdout, "whetstone for %s is uninstalled from %s: %d files and folders removed.\n", in.Title(), dir, len(removed))
 	}
 	for _, p := range kept {
 		fmt.Fprintln(d.stdout, "kept", p, "(changed since whetstone wrote it: remove it yourself if you do not want it)")

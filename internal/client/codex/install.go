@@ -170,5 +170,5 @@ func (Client) InstallNotes(global bool) []string {
 	}
 	return append(notes,
 		"Run Codex with its sandbox off (`codex --dangerously-bypass-approvals-and-sandbox`): reviewers' shell commands run in whetstone's sandbox, which cannot start inside Codex's.",
-		"Before you remove this whetstone binary, run `whetstone uninstall codex`: the gate's hook denies every call when it cannot run whetstone.")
+		"Before you remove this whetstone binary, run `whetstone uninstall codex"+map[bool]string{true: " --global"}[global]+"`: the gate's hook denies every call when it cannot run whetstone.")
 }
