@@ -164,11 +164,14 @@ func (Client) Uninstall(dir string) (removed, kept []string, err error) { return
 // (docs/codex.md §3), and whetstone does not write trust for the user,
 // whose review that is; nor can whetstone's sandbox run inside Codex's.
 func (Client) InstallNotes(global bool) []string {
-	notes := []string{"Trust the hooks: start `codex`, type /hooks and trust the whetstone hooks (again after each upgrade or reinstall); `codex exec` needs --dangerously-bypass-hook-trust."}
+	notes := []string{
+		"Trust the hooks: start `codex`, type /hooks, trust whetstone's (again after each upgrade or reinstall).",
+		"For `codex exec`, pass --dangerously-bypass-hook-trust instead.",
+	}
 	if !global {
-		notes = append(notes, "Trust the project: Codex reads a project's .codex/ only then (`codex exec --trust`, or the prompt `codex` shows).")
+		notes = append(notes, "Trust the project: Codex reads .codex/ only in a trusted project (`codex exec --trust`, or `codex`'s prompt).")
 	}
 	return append(notes,
-		"Run Codex with its sandbox off (`codex --dangerously-bypass-approvals-and-sandbox`): reviewers' shell commands run in whetstone's sandbox, which cannot start inside Codex's.",
-		"Before you remove this whetstone binary, run `whetstone uninstall codex"+map[bool]string{true: " --global"}[global]+"`: the gate's hook denies every call when it cannot run whetstone.")
+		"Run Codex with its sandbox off (`codex --dangerously-bypass-approvals-and-sandbox`): whetstone's sandbox cannot start inside it.",
+		"Run `whetstone uninstall codex"+map[bool]string{true: " --global"}[global]+"` before you remove this binary: the gate's hook denies every call without it.")
 }
