@@ -47,7 +47,7 @@ func runStats(d deps, opts statsOptions) error {
 	if err != nil {
 		return err
 	}
-	st, unreadable, err := inspect.StatsOf(proj, since)
+	st, unreadable, err := inspect.StatsOf(proj, since, d.app.Now())
 	if err != nil {
 		return err
 	}
