@@ -31,8 +31,8 @@ type Stats struct {
 	Schema      string          `json:"schema"`
 	Since       *time.Time      `json:"since,omitempty"`
 	Runs        int             `json:"runs"`
-	Active      int             `json:"active"`    // active runs with hook activity in the last AbandonedAfter
-	Abandoned   int             `json:"abandoned"` // active runs without (Abandoned)
+	Active      int             `json:"active"`       // active runs with hook activity in the last AbandonedAfter
+	Abandoned   int             `json:"abandoned"`    // active runs without (Abandoned)
 	Verdicts    map[string]int  `json:"verdicts"`     // finished runs by verdict
 	NoVerdict   int             `json:"no_verdict"`   // finished runs without one: aborted or ended by an error
 	StopReasons map[string]int  `json:"stop_reasons"` // finished runs by how they ended: converged or a stop reason
