@@ -13,6 +13,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/client"
 	"github.com/whetstone-dev/whetstone/internal/install"
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/safeio"
 )
 
 // globalFlag picks the user's config directory of the client.
@@ -105,6 +106,9 @@ func newInstallCommand(d deps) *urfave.Command {
 	}
 }
 
+// maxManifest bounds the manifest install compares before and after.
+const maxManifest = 1 << 20
+
 func runInstall(d deps, opts installOptions) error {
 	in, dir, err := installTarget(d, opts, "install")
 	if err != nil {
@@ -120,7 +124,8 @@ func runInstall(d deps, opts installOptions) error {
 	before, err := in.Inspect(dir)
 	unchanged := err == nil && before.Installed && len(before.Problems) == 0
 	manifest := filepath.Join(dir, install.ManifestName)
-	old, _ := os.ReadFile(manifest)
+	// Read as install reads it: a regular file, no symlink, bounded.
+	old, _ := safeio.ReadFile(manifest, maxManifest, true)
 	written, err := in.Install(dir, bin)
 	if err != nil {
 		if len(written) > 0 {
@@ -130,7 +135,7 @@ func runInstall(d deps, opts installOptions) error {
 	}
 	// The manifest records every file with its digest, the binary and the
 	// version: the same manifest over an intact install is the same install.
-	cur, _ := os.ReadFile(manifest)
+	cur, _ := safeio.ReadFile(manifest, maxManifest, true)
 	files := len(slices.DeleteFunc(slices.Clone(written), func(p string) bool { return p == manifest })) // as doctor counts them
 	global := map[bool]string{true: " --global"}[opts.global]
 	if unchanged && old != nil && bytes.Equal(old, cur) {
