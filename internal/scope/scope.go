@@ -280,7 +280,7 @@ func (ch *Chosen) Detect(ctx context.Context, req Request) (Context, []byte, err
 	}
 	if len(changes)+len(large) == 0 {
 		if len(c.Installed) > 0 {
-			return Context{}, nil, userError("nothing to review: %s changes only the %d files whetstone's install wrote, which no review includes; choose another scope such as --since REF or --last-commit", c.Description, len(c.Installed))
+			return Context{}, nil, userError("nothing to review: the only changes in %s are the %d files whetstone's install wrote, which no review includes; choose another scope such as --since REF or --last-commit", c.Description, len(c.Installed))
 		}
 		if len(req.Paths) > 0 {
 			return Context{}, nil, userError("nothing to review in %s (%s): check the paths, or choose another scope such as --since REF", strings.Join(req.Paths, " "), c.Description)
