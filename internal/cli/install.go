@@ -9,6 +9,7 @@ import (
 	urfave "github.com/urfave/cli/v2"
 	"github.com/whetstone-dev/whetstone/internal/app"
 	"github.com/whetstone-dev/whetstone/internal/client"
+	"github.com/whetstone-dev/whetstone/internal/install"
 )
 
 // globalFlag picks the user's config directory of the client.
@@ -113,6 +114,9 @@ func runInstall(d deps, opts installOptions) error {
 	}
 	fmt.Fprintf(d.stdout, "whetstone is installed for %s in %s; the plugin runs %s. Type %s in %s; `whetstone uninstall %s%s` removes exactly these files.\n",
 		in.Title(), dir, bin, in.ReviewCommand(), in.Title(), in.Name(), map[bool]string{true: " --global"}[opts.global])
+	if !opts.global {
+		fmt.Fprintln(d.stdout, install.CommitNote(in.Name()))
+	}
 	if n, ok := in.(interface{ InstallNote(global bool) string }); ok {
 		fmt.Fprintln(d.stdout, n.InstallNote(opts.global))
 	}
