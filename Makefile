@@ -151,5 +151,5 @@ generate:
 # clean removes everything the Makefile creates: the binaries, the release
 # directory, packed tarballs and the clients installed into $(CACHE).
 clean:
-	rm -rf bin dist whetstone-*.tgz $(CACHE)/claude $(CACHE)/opencode
+	rm -rf bin dist whetstone-*.tgz $(CACHE)/claude-* $(CACHE)/opencode-* $(CACHE)/codex-*
 	rmdir $(CACHE) 2>/dev/null || true
