@@ -289,7 +289,7 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 	text := out.Buf.String()
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		hint := ""
-		if ch.env != nil {
+		if ch.goEnv && ch.names == "" { // not gofmt, which reads no cache
 			hint = " (a cold Go build cache? one `go build ./...` warms it)"
 		}
 		s.Status, s.Output = "timeout", fmt.Sprintf("timeout: over the %s budget%s\n", timeout, hint)+bound(text)
