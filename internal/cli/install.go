@@ -143,6 +143,9 @@ func runInstall(d deps, opts installOptions) error {
 	} else {
 		fmt.Fprintf(d.stdout, "whetstone is installed for %s: %s written to %s, listed in %s; its hooks run %s.\n", in.Title(), review.Plural(files, "file"), dir, install.ManifestName, bin)
 	}
+	if !opts.global {
+		fmt.Fprintln(d.stdout, install.CommitNote(in.Name()))
+	}
 	fmt.Fprintf(d.stdout, "Start a review: type %s in %s.\n", in.ReviewCommand(), in.Title())
 	if n, ok := in.(interface{ InstallNotes(global bool) []string }); ok {
 		fmt.Fprintf(d.stdout, "Before you do:\n")
