@@ -1,4 +1,4 @@
-# whetstone — `make demo` runs one full review loop offline; `make test` runs every test.
+# whetstone — `make demo` runs one full review loop offline; `make test` runs the fast tests, `make check` every test.
 SHELL := /bin/sh
 GO ?= go
 CACHE ?= $(CURDIR)/.cache
@@ -13,7 +13,7 @@ CLAUDE_VERSION ?=
 OPENCODE_VERSION ?=
 CODEX_VERSION ?=
 
-.PHONY: build dist pack test unit e2e e2e-opencode e2e-codex e2e-latest fuzz bench bench-cost demo claude opencode ripgrep bwrap clean generate
+.PHONY: build dist pack test check unit fresh-cache e2e e2e-claude e2e-opencode e2e-codex e2e-latest fuzz bench bench-cost demo claude opencode ripgrep bwrap clean generate
 
 build: bin/whetstone
 
@@ -44,7 +44,21 @@ claude:
 bwrap:
 	@./scripts/install-bwrap
 
-test: unit e2e e2e-opencode e2e-codex
+# test is the fast suite (a few minutes on two cores, no client installed):
+# unit, testscript, race detector, fuzz seeds. e2e runs the three real
+# clients; check runs both, and is what CI (.ci/run) runs.
+test: unit
+
+check: test fresh-cache e2e
+
+e2e: e2e-claude e2e-opencode e2e-codex
+
+# fresh-cache runs the tests whose fixture modules build offline (GOPROXY=off)
+# with an empty module cache, as on a machine that never built Go before:
+# each fixture carries the go.sum its check needs.
+fresh-cache:
+	d=$$(mktemp -d) && trap 'chmod -R u+w "$$d"; rm -rf "$$d"' EXIT && \
+	GOMODCACHE="$$d" GOFLAGS=-modcacherw $(GO) test -count=1 -run '^(TestSignalsWorkspace|TestHooksLeaveTreeAlone)$$' ./internal/scope ./internal/app
 
 # unit runs the Go tests (unit, testscript, concurrency, crash), the race
 # detector, and a short fuzz pass over every decoder and validator. The
@@ -58,9 +72,10 @@ unit: build bwrap ripgrep
 	$(GO) test -count=1 -run '^TestCheckLinear$$' ./internal/shell/
 	$(MAKE) fuzz FUZZTIME=20000x FUZZMINIMIZETIME=1000x
 
-# e2e also checks the six release binaries and runs the package tests on the
-# tarball (e2e/package_test.go).
-e2e: build pack
+# e2e-claude runs the end-to-end tests in the real Claude Code; it also checks
+# the six release binaries and runs the package tests on the tarball
+# (e2e/package_test.go).
+e2e-claude: build pack
 	WHETSTONE_DIST="$(CURDIR)/dist" $(GO) test -count=1 -run '^TestDistAllPlatforms$$' .
 	c=$$(./scripts/install-claude $(CLAUDE_VERSION)) && ./scripts/validate-plugin "$$c" && \
 	WHETSTONE_CLAUDE="$$c" WHETSTONE_PLUGIN="$(CURDIR)" WHETSTONE_PACKAGE="$(CURDIR)/dist/whetstone-$(VERSION).tgz" \
@@ -76,7 +91,7 @@ ripgrep:
 	@./scripts/install-ripgrep
 
 # e2e-opencode runs the end-to-end tests in the real OpenCode, one of them
-# on the tarball of pack (which `make test` builds once, for e2e too).
+# on the tarball of pack (which `make e2e` builds once, for e2e-claude too).
 e2e-opencode: build ripgrep pack
 	c=$$(./scripts/install-opencode $(OPENCODE_VERSION)) && \
 	WHETSTONE_OPENCODE="$$c" WHETSTONE_OPENCODE_PLUGIN_PKG="$$(dirname "$$c")/../../@opencode-ai/plugin" \
@@ -93,7 +108,7 @@ e2e-codex: build
 # OpenCode and Codex CLI on the npm registry instead of the pinned ones
 # (docs/testing.md says when).
 e2e-latest:
-	$(MAKE) e2e e2e-opencode e2e-codex CLAUDE_VERSION=latest OPENCODE_VERSION=latest CODEX_VERSION=latest
+	$(MAKE) e2e CLAUDE_VERSION=latest OPENCODE_VERSION=latest CODEX_VERSION=latest
 
 FUZZTIME ?= 5m
 # Minimizing a new interesting input stops every worker, up to 60 s by
@@ -136,5 +151,5 @@ generate:
 # clean removes everything the Makefile creates: the binaries, the release
 # directory, packed tarballs and the clients installed into $(CACHE).
 clean:
-	rm -rf bin dist whetstone-*.tgz $(CACHE)/claude $(CACHE)/opencode
+	rm -rf bin dist whetstone-*.tgz $(CACHE)/claude-* $(CACHE)/opencode-* $(CACHE)/codex-*
 	rmdir $(CACHE) 2>/dev/null || true

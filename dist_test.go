@@ -77,7 +77,7 @@ func TestDistReproducible(t *testing.T) {
 func TestDistAllPlatforms(t *testing.T) {
 	dir := os.Getenv("WHETSTONE_DIST")
 	if dir == "" {
-		t.Skip("WHETSTONE_DIST is not set; `make test` sets it to the `make dist` output")
+		t.Skip("WHETSTONE_DIST is not set; `make e2e` sets it to the `make dist` output")
 	}
 	sums, err := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))
 	if err != nil {

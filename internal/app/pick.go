@@ -18,6 +18,20 @@ type RunChoiceError struct{ Msg string }
 
 func (e *RunChoiceError) Error() string { return e.Msg }
 
+// NoRunError says that the project has no run to pick (with Active, no
+// active one). The command line adds how to start one.
+type NoRunError struct {
+	Root   string
+	Active bool
+}
+
+func (e *NoRunError) Error() string {
+	if e.Active {
+		return "no active whetstone run in " + e.Root
+	}
+	return "no whetstone run in " + e.Root
+}
+
 // PickRun finds the project from the working directory and a run in it:
 // the one named, else the latest created (.whetstone/latest), or with
 // onlyActive the only active one (abort scans the runs: it is rare).
@@ -42,7 +56,7 @@ func (a *App) PickRun(id string, onlyActive bool) (Project, *loop.Run, error) {
 		// same with 10 000 old runs. A deleted one falls back, and says so.
 		r, err := a.LatestRun(proj)
 		if r == nil && err == nil {
-			err = fmt.Errorf("no whetstone run in %s", proj.Root)
+			err = &NoRunError{Root: proj.Root}
 		}
 		return proj, r, err
 	}
@@ -62,7 +76,7 @@ func (a *App) PickRun(id string, onlyActive bool) (Project, *loop.Run, error) {
 		return proj, nil, &RunChoiceError{fmt.Sprintf("%d runs are active (%s); name one with --run", len(runs), strings.Join(ids, ", "))}
 	}
 	if len(runs) == 0 {
-		return proj, nil, fmt.Errorf("no active whetstone run in %s", proj.Root)
+		return proj, nil, &NoRunError{Root: proj.Root, Active: true}
 	}
 	return proj, runs[len(runs)-1], nil
 }

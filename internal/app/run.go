@@ -74,7 +74,10 @@ func (a *App) startRun(ctx context.Context, proj Project, p hook.Payload) (*hook
 	// the change: the base is chosen first, from the command line alone,
 	// and the settings that weaken containment apply only from a file the
 	// user trusts (docs/security.md).
-	chosen, err := scope.Choose(ctx, proj.Root, config.ScopeRequest(config.File{}, args))
+	own := a.own(proj)
+	first := config.ScopeRequest(config.File{}, args)
+	first.Own = own
+	chosen, err := scope.Choose(ctx, proj.Root, first)
 	if err != nil {
 		return refuse(err)
 	}
@@ -88,7 +91,7 @@ func (a *App) startRun(ctx context.Context, proj Project, p hook.Payload) (*hook
 		return refuse(err)
 	}
 	req := config.ScopeRequest(file, args)
-	req.Contain = a.containCheck(ctx, proj, settings.Sandbox)
+	req.Contain, req.Own = a.containCheck(ctx, proj, settings.Sandbox), own
 	change, patch, err := chosen.Detect(ctx, req)
 	if err != nil {
 		return refuse(err)

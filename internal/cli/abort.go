@@ -28,7 +28,7 @@ func newAbortCommand(d deps) *urfave.Command {
 }
 
 func runAbort(d deps, opts abortOptions) error {
-	proj, r, err := d.app.PickRun(opts.run, true)
+	proj, r, err := pickRun(d, opts.run, true)
 	if opts.run != "" && errors.Is(err, state.ErrTampered) {
 		// A run whose state does not verify can still be ended.
 		r, err = d.app.Abort(proj, opts.run)

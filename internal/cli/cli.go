@@ -81,7 +81,7 @@ func RunWith(ctx context.Context, opts Options, args []string, stdin io.Reader, 
 	d := deps{ctx: ctx, app: newApp(opts, stderr), stdin: stdin, stdout: stdout, stderr: stderr}
 	cmd := &urfave.App{
 		Name:            "whetstone",
-		Usage:           "a convergent multi-agent review→fix loop for Claude Code",
+		Usage:           "a convergent multi-agent review→fix loop for Claude Code, OpenCode and Codex",
 		UsageText:       "whetstone <command> [flags] [args]",
 		Version:         whetstone.Version,
 		Reader:          stdin,

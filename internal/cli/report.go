@@ -35,7 +35,7 @@ func runReport(d deps, opts reportOptions) error {
 	if _, ok := runreport.FormatNamed(opts.format); !ok {
 		return usageErr("report: --format must be one of %s (got %q)", strings.Join(runreport.FormatNames(), ", "), opts.format)
 	}
-	proj, r, err := d.app.PickRun(opts.run, false)
+	proj, r, err := pickRun(d, opts.run, false)
 	if err != nil {
 		return err
 	}

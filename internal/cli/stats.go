@@ -18,9 +18,9 @@ func newStatsCommand(d deps) *urfave.Command {
 	return &urfave.Command{
 		Name:      "stats",
 		Usage:     "summarise every run of the project: verdicts, rounds, findings, rates, time, tokens",
-		UsageText: "whetstone stats [--json] [--since DATE]",
+		UsageText: "whetstone stats [--json] [--since WHEN]",
 		Flags: []urfave.Flag{&urfave.BoolFlag{Name: "json", Usage: "print the stats object (docs/cli.md)"},
-			&urfave.StringFlag{Name: "since", Usage: "only runs created on or after DATE (2026-11-01, or RFC 3339)"}},
+			&urfave.StringFlag{Name: "since", Usage: "only runs created since `WHEN`: a date (2026-11-01), an RFC 3339 time (2026-11-01T09:00:00Z) or an age (7d for the last seven days, 12h, 90m)"}},
 		Action: func(c *urfave.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
@@ -47,7 +47,7 @@ func runStats(d deps, opts statsOptions) error {
 	if err != nil {
 		return err
 	}
-	st, unreadable, err := inspect.StatsOf(proj, since)
+	st, unreadable, err := inspect.StatsOf(proj, since, d.app.Now())
 	if err != nil {
 		return err
 	}

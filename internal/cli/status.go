@@ -28,7 +28,7 @@ func newStatusCommand(d deps) *urfave.Command {
 }
 
 func runStatus(d deps, opts statusOptions) error {
-	_, r, err := d.app.PickRun(opts.run, false)
+	_, r, err := pickRun(d, opts.run, false)
 	if err != nil {
 		return err
 	}

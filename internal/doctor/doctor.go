@@ -62,8 +62,7 @@ const toolTimeout = 10 * time.Second
 func Run(a *app.App, dir string) []Check {
 	plugin, root := pluginRoot(a.Getenv), app.FindRoot(dir)
 	checks := []Check{versionCheck(plugin), pluginCheck(plugin, brief.Agents()), goCheck(plugin)}
-	checks = append(checks, clientChecks()...)
-	checks = append(checks, installChecks(a, root)...)
+	checks = append(checks, clientChecks(a, root)...)
 	file, trustChecks := configChecks(a, root)
 	checks = append(checks, trustChecks...)
 	checks = append(checks, sandboxCheck(a, file), keyCheck(a, root), writeCheck(root), gitCheck(dir))
@@ -314,73 +313,122 @@ func goCheck(root string) Check {
 	return c
 }
 
-// clientChecks finds each client's program; whetstone needs one of them.
-func clientChecks() []Check {
-	var checks []Check
-	var titles []string
-	found := 0
+// clientChecks finds each client's program and each `whetstone install
+// <client>` of it. whetstone needs one client: when none is found that is
+// one problem, and an absent client is otherwise a warning. A client's
+// install follows its program's line; a client installed but not found
+// is one line that says both.
+func clientChecks(a *app.App, root string) []Check {
+	type found struct {
+		check    Check
+		ok       bool
+		installs []Check
+	}
+	var all []found
+	var titles, fixes, missing, broken []string
+	var have []string // the clients found
 	for _, cl := range client.All() {
 		name, fix := cl.Binary()
 		titles = append(titles, cl.Title())
-		c := Check{Name: name, Level: OK}
+		fixes = append(fixes, fix)
+		f := found{check: Check{Name: name, Level: OK}}
 		out, path, err := version(name, "--version")
-		if err != nil {
-			c.Level, c.Detail, c.Fix = Warn, err.Error(), fix
-		} else {
-			c.Detail = fmt.Sprintf("%s (%s)", out, path)
-			found++
+		switch {
+		case err != nil && path == "":
+			missing = append(missing, name)
+			f.check.Level, f.check.Detail, f.check.Fix = Warn, err.Error(), fix
+		case err != nil:
+			broken = append(broken, err.Error())
+			f.check.Level, f.check.Detail, f.check.Fix = Warn, err.Error(), fix
+		default:
+			f.check.Detail = fmt.Sprintf("%s (%s)", out, path)
+			f.ok = true
+			have = append(have, cl.Title())
 		}
-		checks = append(checks, c)
+		if in, ok := cl.(client.Installer); ok {
+			f.installs = installChecks(a, root, in)
+			if !f.ok {
+				// Installed, not runnable: the install's line says both.
+				for i, c := range f.installs {
+					if c.Level == OK {
+						c.Level, c.Fix = Warn, fix
+					}
+					c.Detail += fmt.Sprintf("; but %s, so nothing runs this install", err)
+					f.installs[i] = c
+				}
+			}
+		}
+		all = append(all, f)
 	}
-	if found == 0 {
-		for i := range checks {
-			checks[i].Level = Fail
+	var checks []Check
+	if len(have) == 0 {
+		why := broken
+		if len(missing) > 0 {
+			why = append(why, strings.Join(missing, ", ")+" not found on PATH")
 		}
-		checks[0].Detail += "; whetstone needs " + strings.Join(titles, " or ")
+		checks = append(checks, Check{Name: "clients", Level: Fail,
+			Detail: fmt.Sprintf("no client: %s; whetstone runs in %s", strings.Join(why, "; "), joinList(titles, "or")),
+			Fix:    strings.Join(fixes, "; or ")})
+	}
+	for _, f := range all {
+		if len(have) > 0 && (f.ok || len(f.installs) == 0) {
+			if !f.ok {
+				verb := map[bool]string{true: "is", false: "are"}[len(have) == 1]
+				f.check.Detail += fmt.Sprintf(" (optional: one client is enough, and %s %s found)", joinList(have, "and"), verb)
+			}
+			checks = append(checks, f.check)
+		}
+		checks = append(checks, f.installs...)
 	}
 	return checks
 }
 
-// installChecks check each `whetstone install <client>` found in the
-// project's or the user's config directory of a client: its files as
-// written, the binary its hooks run there and of this version. A client
-// with no install is not mentioned.
-func installChecks(a *app.App, root string) []Check {
+// joinList joins words as "a, b or c" (with conj "or").
+func joinList(words []string, conj string) string {
+	if n := len(words); n > 1 {
+		return strings.Join(words[:n-1], ", ") + " " + conj + " " + words[n-1]
+	}
+	return strings.Join(words, "")
+}
+
+// installChecks check each `whetstone install <client>` of in found in
+// the project's or the user's config directory: its files as written,
+// the binary its hooks run there and of this version. No install is no
+// line.
+func installChecks(a *app.App, root string, in client.Installer) []Check {
 	var checks []Check
-	for _, in := range client.Installers() {
-		for _, global := range []bool{false, true} {
-			dir, err := in.ConfigDir(root, global, a.Getenv)
-			if err != nil {
-				continue
-			}
-			flag := map[bool]string{true: " --global"}[global]
-			c := Check{Name: in.Name(), Level: OK}
-			fix := fmt.Sprintf("run `whetstone install %s%s` again (`whetstone uninstall %s%s` removes it)", in.Name(), flag, in.Name(), flag)
-			st, err := in.Inspect(dir)
-			switch {
-			case err != nil:
-				c.Level, c.Detail, c.Fix = Fail, fmt.Sprintf("the install in %s cannot be read: %v", dir, err), fix
-			case !st.Installed:
-				continue
-			case len(st.Problems) > 0:
-				c.Level, c.Detail = Fail, fmt.Sprintf("installed in %s, but %s", dir, strings.Join(st.Problems, "; "))
-				c.Fix = "move a changed file away (install never overwrites one), then " + fix
-			case st.Version != whetstone.Version:
-				c.Level, c.Detail, c.Fix = Warn, fmt.Sprintf("installed in %s by whetstone %s, this is %s", dir, st.Version, whetstone.Version), fix
-			default:
-				c.Detail = fmt.Sprintf("installed in %s (%d files), hooks run %s", dir, st.Files, st.Binary)
-				// A client that runs only hooks the user trusted says
-				// whether it trusts these.
-				if tc, ok := in.(interface {
-					Trust(ctx context.Context, dir, project string, getenv func(string) string) (problem, fix string, ok bool)
-				}); ok {
-					if problem, fix, ok := tc.Trust(context.Background(), dir, root, a.Getenv); ok && problem != "" {
-						c.Level, c.Detail, c.Fix = Warn, c.Detail+"; but "+problem, fix
-					}
+	for _, global := range []bool{false, true} {
+		dir, err := in.ConfigDir(root, global, a.Getenv)
+		if err != nil {
+			continue
+		}
+		flag := map[bool]string{true: " --global"}[global]
+		c := Check{Name: in.Name(), Level: OK}
+		fix := fmt.Sprintf("run `whetstone install %s%s` again (`whetstone uninstall %s%s` removes it)", in.Name(), flag, in.Name(), flag)
+		st, err := in.Inspect(dir)
+		switch {
+		case err != nil:
+			c.Level, c.Detail, c.Fix = Fail, fmt.Sprintf("the install in %s cannot be read: %v", dir, err), fix
+		case !st.Installed:
+			continue
+		case len(st.Problems) > 0:
+			c.Level, c.Detail = Fail, fmt.Sprintf("installed in %s, but %s", dir, strings.Join(st.Problems, "; "))
+			c.Fix = "move a changed file away (install never overwrites one), then " + fix
+		case st.Version != whetstone.Version:
+			c.Level, c.Detail, c.Fix = Warn, fmt.Sprintf("installed in %s by whetstone %s, this is %s", dir, st.Version, whetstone.Version), fix
+		default:
+			c.Detail = fmt.Sprintf("installed in %s (%d files), hooks run %s", dir, st.Files, st.Binary)
+			// A client that runs only hooks the user trusted says
+			// whether it trusts these.
+			if tc, ok := in.(interface {
+				Trust(ctx context.Context, dir, project string, getenv func(string) string) (problem, fix string, ok bool)
+			}); ok {
+				if problem, fix, ok := tc.Trust(context.Background(), dir, root, a.Getenv); ok && problem != "" {
+					c.Level, c.Detail, c.Fix = Warn, c.Detail+"; but "+problem, fix
 				}
 			}
-			checks = append(checks, c)
 		}
+		checks = append(checks, c)
 	}
 	return checks
 }

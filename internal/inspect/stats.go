@@ -2,17 +2,22 @@ package inspect
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/whetstone-dev/whetstone/internal/app"
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/paint"
 	"github.com/whetstone-dev/whetstone/internal/review"
+	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
 // StatsSchema names the format of `whetstone stats --json`.
@@ -26,7 +31,8 @@ type Stats struct {
 	Schema      string          `json:"schema"`
 	Since       *time.Time      `json:"since,omitempty"`
 	Runs        int             `json:"runs"`
-	Active      int             `json:"active"`
+	Active      int             `json:"active"`       // active runs with hook activity in the last AbandonedAfter
+	Abandoned   int             `json:"abandoned"`    // active runs without (Abandoned)
 	Verdicts    map[string]int  `json:"verdicts"`     // finished runs by verdict
 	NoVerdict   int             `json:"no_verdict"`   // finished runs without one: aborted or ended by an error
 	StopReasons map[string]int  `json:"stop_reasons"` // finished runs by how they ended: converged or a stop reason
@@ -52,8 +58,12 @@ type RunStats struct {
 	StopReason string    `json:"stop_reason,omitempty"`
 	Verdict    string    `json:"verdict,omitempty"`
 	Iterations int       `json:"iterations"`
-	Seconds    int64     `json:"seconds"`
+	Seconds    int64     `json:"seconds"` // finished or abandoned: creation to the last change; active: creation to now
 	Tokens     *int      `json:"tokens"`
+	// Abandoned: active, but no hook activity for AbandonedAfter;
+	// Idle is how long, in seconds.
+	Abandoned bool  `json:"abandoned,omitempty"`
+	Idle      int64 `json:"idle_seconds,omitempty"`
 }
 
 // runLines is how many runs, the latest, Text lists one per line.
@@ -133,12 +143,14 @@ func ParseSince(v string, now time.Time) (time.Time, error) {
 }
 
 // StatsOf summarises the project's runs created at or after since (all runs
-// when since is zero). Runs that cannot be read are left out and named.
-func StatsOf(proj app.Project, since time.Time) (Stats, []error, error) {
+// when since is zero), at now. Runs that cannot be read are left out and
+// named: those sealed with another key in one error.
+func StatsOf(proj app.Project, since, now time.Time) (Stats, []error, error) {
 	runs, unreadable, err := proj.Runs()
 	if err != nil {
 		return Stats{}, unreadable, err
 	}
+	unreadable = leftOut(proj, runs, unreadable)
 	st := Stats{Schema: StatsSchema, Verdicts: map[string]int{}, StopReasons: map[string]int{},
 		Converge: Converge{Histogram: map[int]int{}}, Reviewers: []ReviewerStats{}, PerRun: []RunStats{}}
 	if !since.IsZero() {
@@ -160,10 +172,16 @@ func StatsOf(proj app.Project, since time.Time) (Stats, []error, error) {
 			tokens := r.Tokens
 			one.Tokens = &tokens
 		}
-		st.PerRun = append(st.PerRun, one)
-		if r.Active() {
+		switch {
+		case Abandoned(r, now):
+			one.Abandoned, one.Idle = true, int64(now.Sub(r.Updated).Seconds())
+			st.Abandoned++
+		case r.Active():
+			one.Seconds = int64(r.Elapsed(now).Seconds())
 			st.Active++
-		} else {
+		}
+		st.PerRun = append(st.PerRun, one)
+		if !r.Active() {
 			if r.Verdict == "" {
 				st.NoVerdict++
 			} else {
@@ -234,6 +252,79 @@ func StatsOf(proj app.Project, since time.Time) (Stats, []error, error) {
 	return st, unreadable, nil
 }
 
+// AbandonedAfter is how long an active run goes without hook activity
+// before status and stats call it abandoned: its session was closed, or
+// left, in the middle of the run. Hooks change a run at every agent's
+// start and stop, so a live run is never idle that long. Abandoned is a
+// word, not a phase: the run is still active to whetstone, resuming the
+// session continues it and `whetstone abort` ends it.
+const AbandonedAfter = 12 * time.Hour
+
+// Abandoned reports whether r is active but has had no hook activity for
+// AbandonedAfter at now.
+func Abandoned(r *loop.Run, now time.Time) bool {
+	return r.Active() && now.Sub(r.Updated) >= AbandonedAfter
+}
+
+// roughly renders a long duration in its largest unit: 3d, 12h; a short
+// one as loop.FormatDuration does.
+func roughly(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	}
+	return loop.FormatDuration(d)
+}
+
+// maxNamed is how many run ids an error about several runs names.
+const maxNamed = 5
+
+// leftOut summarises the errors of the runs Runs could not load: those
+// whose state does not verify with this key (the usual innocent cause is
+// a run made under another HOME or WHETSTONE_STATE_DIR, as make demo's)
+// become one error naming them; every other error stays as it is.
+func leftOut(proj app.Project, runs []*loop.Run, errs []error) []error {
+	var other []error
+	tampered := 0
+	for _, e := range errs {
+		if errors.Is(e, state.ErrTampered) {
+			tampered++
+		} else {
+			other = append(other, e)
+		}
+	}
+	if tampered == 0 {
+		return errs
+	}
+	what := review.Plural(tampered, "run")
+	if len(other) == 0 {
+		// Every run left out is one of these: they are the run
+		// directories with no run loaded.
+		loaded := map[string]bool{}
+		for _, r := range runs {
+			loaded[r.ID] = true
+		}
+		var ids []string
+		entries, _ := os.ReadDir(filepath.Join(proj.Root, ".whetstone", "runs"))
+		for _, e := range entries {
+			if !loaded[e.Name()] && app.ValidRunID(e.Name()) {
+				ids = append(ids, e.Name())
+			}
+		}
+		if len(ids) == tampered {
+			what += " (" + strings.Join(ids[:min(len(ids), maxNamed)], ", ")
+			if len(ids) > maxNamed {
+				what += fmt.Sprintf(" and %d more", len(ids)-maxNamed)
+			}
+			what += ")"
+		}
+	}
+	return append(other, fmt.Errorf("%s left out: %s not verify with the key %s: sealed with another key (another HOME, XDG_STATE_HOME or WHETSTONE_STATE_DIR, as make demo's runs are) or changed since",
+		what, map[bool]string{true: "its state does", false: "their states do"}[tampered == 1], proj.KeyPath()))
+}
+
 func addSeverity(s Severities, sev string) Severities {
 	switch sev {
 	case "critical":
@@ -258,8 +349,15 @@ func (s Stats) Text(colour bool) string {
 	p := paint.Painter(colour)
 	var b strings.Builder
 	b.WriteString("whetstone stats · " + review.Plural(s.Runs, "run"))
+	var live []string
 	if s.Active > 0 {
-		fmt.Fprintf(&b, " (%d active)", s.Active)
+		live = append(live, fmt.Sprintf("%d active", s.Active))
+	}
+	if s.Abandoned > 0 {
+		live = append(live, fmt.Sprintf("%d abandoned: no hook activity for %s", s.Abandoned, roughly(AbandonedAfter)))
+	}
+	if len(live) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(live, ", "))
 	}
 	if s.Since != nil {
 		b.WriteString(" created since " + s.Since.UTC().Format(time.RFC3339))
@@ -268,7 +366,7 @@ func (s Stats) Text(colour bool) string {
 	if s.Runs == 0 {
 		return b.String()
 	}
-	finished := s.Runs - s.Active
+	finished := s.Runs - s.Active - s.Abandoned
 	if finished > 0 {
 		b.WriteString("\nVerdicts of the finished runs\n")
 		var rows []row
@@ -331,6 +429,9 @@ func (s Stats) Text(colour bool) string {
 			fmt.Fprintf(&b, "  %-12s  %s  (%d of %s%s)\n", x.name, pct, x.r.Count, review.Plural(x.r.Of, x.of), x.tail)
 		}
 	}
+	if s.Abandoned > 0 {
+		fmt.Fprintf(&b, "\n%s abandoned: `whetstone abort --run ID` ends one; resuming its session continues it.\n", review.Plural(s.Abandoned, "run"))
+	}
 	if t := s.Time; t.Runs > 0 {
 		fmt.Fprintf(&b, "\nTime: %s in total; median %s, longest %s per finished run\n",
 			loop.FormatDuration(time.Duration(t.Total)*time.Second), loop.FormatDuration(time.Duration(t.Median)*time.Second), loop.FormatDuration(time.Duration(t.Max)*time.Second))
@@ -358,6 +459,9 @@ func (s Stats) runs(b *strings.Builder) {
 	idWidth, outWidth := len("run"), len("outcome")
 	for i, r := range list {
 		o := strings.ToUpper(r.Phase)
+		if r.Abandoned {
+			o = fmt.Sprintf("ABANDONED (%s, idle %s)", o, roughly(time.Duration(r.Idle)*time.Second))
+		}
 		if r.StopReason != "" {
 			o += " (" + r.StopReason + ")"
 		}
@@ -374,8 +478,13 @@ func (s Stats) runs(b *strings.Builder) {
 		if r.Tokens != nil {
 			tokens = loop.FormatTokens(*r.Tokens)
 		}
-		fmt.Fprintf(b, "  %-*s  %-16s  %-*s  %10d  %8s  %11s\n", idWidth, review.CleanLine(r.ID), r.Created.Format("2006-01-02 15:04"),
-			outWidth, outcomes[i], r.Iterations, loop.FormatDuration(time.Duration(r.Seconds)*time.Second), tokens)
+		took := loop.FormatDuration(time.Duration(r.Seconds) * time.Second)
+		if r.Abandoned {
+			took = "—" // it never ended; the outcome says how long it has been idle
+		}
+		took = strings.Repeat(" ", max(0, 8-utf8.RuneCountInString(took))) + took
+		fmt.Fprintf(b, "  %-*s  %-16s  %-*s  %10d  %s  %11s\n", idWidth, review.CleanLine(r.ID), r.Created.Format("2006-01-02 15:04"),
+			outWidth, outcomes[i], r.Iterations, took, tokens)
 	}
 }
 

@@ -27,6 +27,7 @@ type Status struct {
 	Revision      int           `json:"revision"`    // state.json's revision: it grows with every change
 	StopBlocks    int           `json:"stop_blocks"` // consecutive Stop hooks blocked to remind the orchestrator
 	Active        bool          `json:"active"`
+	Abandoned     bool          `json:"abandoned,omitempty"` // active, but no hook activity for AbandonedAfter
 	Phase         loop.Phase    `json:"phase"`
 	Iteration     int           `json:"iteration"`
 	MaxIterations int           `json:"max_iterations"`
@@ -80,7 +81,7 @@ func StatusOf(r *loop.Run, now time.Time) Status {
 		Open: severitiesOf(r.Counts()), Blocking: r.Digest.Blocking, Raised: r.Digest.LastID,
 		Rounds: r.Rounds, CleanPasses: r.CleanStreak, Tampered: r.Tampered, Created: r.Created, Updated: r.Updated,
 		Elapsed: int64(r.Elapsed(now).Seconds()), Tokens: r.Tokens, BudgetMinutes: r.Settings.BudgetMinutes,
-		BudgetTokens: r.Settings.BudgetTokens, StopBlocks: r.StopBlocks, Revision: r.Revision}
+		BudgetTokens: r.Settings.BudgetTokens, StopBlocks: r.StopBlocks, Revision: r.Revision, Abandoned: Abandoned(r, now)}
 	if s.Blocking == nil {
 		s.Blocking = []string{}
 	}
@@ -111,6 +112,10 @@ func (s Status) Text(colour bool) string {
 		fmt.Fprintf(&b, "whetstone run %s · %s after %s: %s\n", s.Run, p.Bold("DONE"), review.Plural(s.Iteration, "iteration"), p.Verdict(s.Verdict))
 	} else {
 		fmt.Fprintf(&b, "whetstone run %s · %s (%s) at iteration %d: %s\n", s.Run, p.Bold("STOPPED"), s.StopReason, s.Iteration, p.Verdict(s.Verdict))
+	}
+	if s.Abandoned {
+		fmt.Fprintf(&b, "  %s no hook activity since %s: abandoned? `whetstone abort --run %s` ends it; resuming session %s continues it\n",
+			p.Yellow("!"), s.Updated.UTC().Format(time.RFC3339), s.Run, review.CleanLine(s.Session))
 	}
 	if s.Error != "" {
 		fmt.Fprintf(&b, "  error:    %s\n", review.CleanLine(s.Error))

@@ -309,7 +309,19 @@ func summary(r *Report) []string {
 	if n := len(r.Skipped); n > 0 {
 		files += fmt.Sprintf(", %d skipped by triage", n)
 	}
-	lines = append(lines, fmt.Sprintf("Reviewed %s: %s; %s depth, %s.", what, files, r.Depth, review.Plural(len(r.Reviewers), "reviewer")))
+	// Only a finished review round has reviewed anything.
+	reviewed := slices.ContainsFunc(r.Timeline, func(rd Round) bool { return len(rd.Reviewers) > 0 })
+	scope := fmt.Sprintf("%s: %s; %s depth, %s", what, files, r.Depth, review.Plural(len(r.Reviewers), "reviewer"))
+	switch {
+	case r.State == InProgress && !reviewed:
+		lines = append(lines, fmt.Sprintf("Under review, no round finished yet: %s.", scope))
+	case r.State == InProgress:
+		lines = append(lines, fmt.Sprintf("Under review: %s.", scope))
+	case !reviewed:
+		lines = append(lines, fmt.Sprintf("Not reviewed: the run ended before a review round finished. The change: %s.", scope))
+	default:
+		lines = append(lines, fmt.Sprintf("Reviewed %s.", scope))
+	}
 	if len(r.Findings) == 0 {
 		lines = append(lines, "No findings.")
 	} else {

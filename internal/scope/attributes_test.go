@@ -240,7 +240,7 @@ func TestChangeMarksItselfGenerated(t *testing.T) {
 		"a.go":               "normal ",
 		"sub/.gitattributes": "deep git attributes",
 		"sub/b.go":           "normal ",
-		"gen/x.go":           "skip generated (linguist-generated)", // the base said so
+		"gen/x.go":           "skip generated: linguist-generated", // the base said so
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("triage (-want +got):\n%s", d)
@@ -324,7 +324,7 @@ func TestTextWithNUL(t *testing.T) {
 	}
 	want := map[string]string{
 		"app.js":                 "true normal " + nulText,
-		"internal/auth/check.sh": "true deep sensitive path (auth); " + nulText,
+		"internal/auth/check.sh": "true deep sensitive path word: auth; " + nulText,
 		"wide.txt":               "true normal " + nulText,
 		"photo.png":              "true skip binary",
 	}

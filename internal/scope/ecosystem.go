@@ -308,21 +308,23 @@ func (p project) make(add func(kind, source, cmd string)) {
 }
 
 // checkers tells which of the project's configured checkers apply: each
-// needs its configuration in the project.
+// needs its configuration in the project. tscBin and eslintBin say
+// whether node_modules/.bin holds the project's own tsc and eslint.
 type checkers struct {
 	tsc, eslint, ruff, mypy, clippy bool
+	tscBin, eslintBin               bool
 }
 
 // configuredCheckers looks for the checkers' configuration at root.
 func configuredCheckers(root string) checkers {
 	p := newProject(root)
 	var c checkers
-	c.tsc = p.file("tsconfig.json") && p.file("node_modules/.bin/tsc")
-	if p.file("node_modules/.bin/eslint") {
-		for _, f := range []string{"eslint.config.js", "eslint.config.mjs", "eslint.config.cjs", "eslint.config.ts", ".eslintrc", ".eslintrc.js", ".eslintrc.cjs", ".eslintrc.json", ".eslintrc.yml", ".eslintrc.yaml"} {
-			c.eslint = c.eslint || p.file(f)
-		}
+	c.tsc = p.file("tsconfig.json")
+	c.tscBin = p.file("node_modules/.bin/tsc")
+	for _, f := range []string{"eslint.config.js", "eslint.config.mjs", "eslint.config.cjs", "eslint.config.ts", ".eslintrc", ".eslintrc.js", ".eslintrc.cjs", ".eslintrc.json", ".eslintrc.yml", ".eslintrc.yaml"} {
+		c.eslint = c.eslint || p.file(f)
 	}
+	c.eslintBin = c.eslint && p.file("node_modules/.bin/eslint")
 	c.ruff = p.file("ruff.toml") || p.file(".ruff.toml") || p.section("pyproject.toml", "[tool.ruff]")
 	c.mypy = p.file("mypy.ini") || p.file(".mypy.ini") || p.section("pyproject.toml", "[tool.mypy]") || p.section("setup.cfg", "[mypy]")
 	c.clippy = p.file("Cargo.toml")

@@ -21,7 +21,7 @@ const goEnvTimeout = 5 * time.Second
 
 // offline is the one-line status of a Go check that needed a module the
 // local module cache does not hold.
-const offline = "skipped: modules not in the local cache (whetstone does not download them; run `go mod download`, or set \"checks_network\": true in whetstone.json)"
+const offline = "not run: modules not in the local cache (whetstone does not download them; run `go mod download`, or set \"checks_network\": true in whetstone.json)"
 
 // goSandbox is the environment of whetstone's own Go checks, chosen so that
 // they never write into the user's tree and never reach the network unless

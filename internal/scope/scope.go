@@ -79,6 +79,10 @@ type Request struct {
 	// Agents is the registry whose specialists' triggers apply; nil is
 	// brief.Agents(), the built-in one.
 	Agents *brief.Registry
+	// Own recognises the files whetstone's installs wrote: left out of
+	// the change while they hold exactly what was written (dropOwn); nil
+	// leaves nothing out.
+	Own Own
 }
 
 // Hunk is a range of changed lines on the new side, inclusive.
@@ -155,6 +159,10 @@ type Context struct {
 	// Intent is what the author meant: the reviewed commits' messages and
 	// the pull-request description (intent.go); nil when there is neither.
 	Intent *Intent `json:"intent,omitempty"`
+	// Installed are the files of the change that whetstone's install
+	// wrote, exactly as it wrote them (Request.Own): left out of the
+	// change, listed here so that nobody wonders where they went.
+	Installed []string `json:"installed,omitempty"`
 
 	large []snapshot.LargeFile // the large untracked files of the snapshot (not stored)
 }
@@ -263,11 +271,17 @@ func (ch *Chosen) Detect(ctx context.Context, req Request) (Context, []byte, err
 	if err != nil {
 		return Context{}, nil, err
 	}
+	if changes, c.Installed, err = dropOwn(ctx, g, changes, req.Own); err != nil {
+		return Context{}, nil, err
+	}
 	large, err := largeInScope(ctx, g, c.large, specs, c.MaxUntracked)
 	if err != nil {
 		return Context{}, nil, err
 	}
 	if len(changes)+len(large) == 0 {
+		if len(c.Installed) > 0 {
+			return Context{}, nil, userError("nothing to review: the only changes in %s are the %d files whetstone's install wrote, which no review includes; choose another scope such as --since REF or --last-commit", c.Description, len(c.Installed))
+		}
 		if len(req.Paths) > 0 {
 			return Context{}, nil, userError("nothing to review in %s (%s): check the paths, or choose another scope such as --since REF", strings.Join(req.Paths, " "), c.Description)
 		}
@@ -387,8 +401,13 @@ func choose(ctx context.Context, g gitrun.Git, req Request, specs []string, c *C
 		if err := uncommitted(ctx, g, c); err != nil {
 			return err
 		}
-		names, err := g.Run(ctx, append([]string{"diff", "--name-only", "-z", "--relative", c.Base, c.Tree, "--"}, append(specs, snapshot.ExcludeState)...)...)
-		if err != nil || len(names) > 0 {
+		// Uncommitted work that is only whetstone's install is no change
+		// either: the last commit is reviewed.
+		changes, err := listChanges(ctx, g, c.Base, c.Tree, specs)
+		if err == nil {
+			changes, _, err = dropOwn(ctx, g, changes, req.Own)
+		}
+		if err != nil || len(changes) > 0 {
 			return err
 		}
 		return lastCommit(ctx, g, c)
@@ -746,6 +765,10 @@ func Next(ctx context.Context, root string, prev Context, contain ...Contain) (n
 	next = prev
 	next.Iteration, next.Tree = prev.Iteration+1, tree
 	diff = fill(&next, changes)
+	// An installed file the fixer touched is in the change now.
+	next.Installed = slices.DeleteFunc(slices.Clone(prev.Installed), func(p string) bool {
+		return slices.ContainsFunc(next.Files, func(f File) bool { return f.Path == p })
+	})
 	next.Specialists, next.NotCalled, next.Signals = nonNil(prev.Specialists), nonNil(prev.NotCalled), []Signal{}
 	next.Verify = DetectVerify(root, configured(prev.Verify))
 	if len(prev.Signals) > 0 {

@@ -50,6 +50,12 @@ type check struct {
 	// a JavaScript configuration, mypy plugins, build scripts): it runs
 	// only through Request.Contain.
 	code bool
+	// goEnv marks one of whetstone's Go checks, run in the goSandbox
+	// environment.
+	goEnv bool
+	// skip, when set, is why the check does not run: its signal is
+	// "skipped" with this as the output.
+	skip string
 }
 
 // Contain runs a checker that executes the project's code in whetstone's
@@ -59,14 +65,20 @@ type check struct {
 // skipped.
 type Contain func(argv []string) (wrapped []string, why string)
 
+// notReviewedTree is why a checker that reads the working tree does not
+// run in a staged or last-commit review whose working tree holds more.
+const notReviewedTree = "not run: the working tree, which it reads, is not the reviewed state"
+
 // checks runs the deterministic tools concurrently, each within the
-// request's timeout, and returns their signals in a fixed order. The Go
-// tools run only for a Go module at root and only when the working tree is
-// the reviewed state (they read the working tree), in the goSandbox
-// environment; `go build -o os.DevNull` never writes a binary. A tool that
-// is not installed is left out. Every file operand follows "--". The
-// project's configured checkers (projectChecks) follow, run through
-// req.Contain.
+// request's timeout, and returns their signals in a fixed order. Every
+// checker that applies is accounted for: it ran (clean, candidates,
+// failed, timeout) or it is "skipped" with why (not installed, no
+// node_modules, modules not in the cache, no sandbox, the working tree is
+// not the reviewed state); a checker the project does not configure has
+// no signal. The Go tools apply to a Go module at root and run in the
+// goSandbox environment; `go build -o os.DevNull` never writes a binary.
+// Every file operand follows "--". The project's configured checkers
+// (projectChecks) follow, run through req.Contain.
 func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal {
 	timeout := orDefault(req.CheckTimeout, DefaultCheckTimeout)
 	changed := map[string]bool{}
@@ -82,30 +94,49 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 		}
 	}
 	list := []check{{tool: "git diff --check", args: append([]string{"git", "-c", "core.quotepath=off", "diff", "--check", "--no-color", "--relative", c.Base, c.Tree, "--"}, literal...)}}
+	if goModule(g.Dir) {
+		list = append(list, goChecks(gofiles)...)
+	}
+	list = append(list, projectChecks(g.Dir, c)...)
 	var prep *Signal
-	reviewedTree := treeIsReviewed(ctx, g, c) // hashes the work tree in staged and last-commit modes: once
-	if reviewedTree && goTools(g) {
+	switch {
+	case len(list) == 1:
+	case !treeIsReviewed(ctx, g, c): // hashes the work tree in staged and last-commit modes: once
+		for i := 1; i < len(list); i++ {
+			list[i].skip = notReviewedTree
+		}
+	case list[1].goEnv:
+		if _, err := exec.LookPath("go"); err != nil {
+			for i := range list {
+				if list[i].goEnv {
+					list[i].skip = "not run: go is not on PATH"
+				}
+			}
+			break
+		}
 		sb, err := newGoSandbox(ctx, g.Dir, req.Network)
 		if err != nil {
 			prep = &Signal{Tool: "go", Command: "go env GOWORK", Status: "failed", Output: bound(err.Error())}
-		} else {
-			defer sb.close()
-			env := sb.env
-			list = append(list,
-				check{tool: "go build", args: []string{"go", "build", "-o", os.DevNull, "--", "./..."}, env: env},
-				check{tool: "go vet", args: []string{"go", "vet", "--", "./..."}, env: env})
-			if len(gofiles) > 0 {
-				list = append(list, check{tool: "gofmt", args: append([]string{"gofmt", "-l", "--"}, gofiles...), names: "not formatted with gofmt"})
-			}
-			list = append(list, check{tool: "staticcheck", args: []string{"staticcheck", "--", "./..."}, env: env})
+			list = slices.DeleteFunc(list, func(ch check) bool { return ch.goEnv })
+			break
 		}
-	}
-	if reviewedTree {
-		list = append(list, projectChecks(g.Dir, c)...)
+		defer sb.close()
+		for i := range list {
+			if list[i].goEnv {
+				list[i].env = sb.env
+			}
+		}
 	}
 	signals := make([]*Signal, len(list))
 	var wg sync.WaitGroup
 	for i, ch := range list {
+		skipped := func(why string) {
+			signals[i] = &Signal{Tool: ch.tool, Command: strings.Join(ch.args, " "), Status: "skipped", Output: why}
+		}
+		if ch.skip != "" {
+			skipped(ch.skip)
+			continue
+		}
 		found, err := exec.LookPath(ch.args[0])
 		if ch.code && !strings.Contains(ch.args[0], "/") {
 			// The project's checker runs in the sandbox, so it is looked up
@@ -114,12 +145,12 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 			// holds no directory of the project's: internal/toolpath).
 			found, err = lookCaller(ch.args[0])
 			if err != nil {
-				signals[i] = &Signal{Tool: ch.tool, Command: strings.Join(ch.args, " "), Status: "skipped",
-					Output: "not run: the project configures " + ch.tool + " but " + ch.args[0] + " is not on PATH"}
+				skipped("not run: the project configures " + ch.tool + " but " + ch.args[0] + " is not on PATH")
 				continue
 			}
 		}
 		if err != nil && !strings.Contains(ch.args[0], "/") {
+			skipped("not run: " + ch.args[0] + " is not on PATH")
 			continue
 		}
 		run := ch
@@ -137,7 +168,7 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 				run.args, why = req.Contain(argv)
 			}
 			if why != "" {
-				signals[i] = &Signal{Tool: ch.tool, Command: strings.Join(ch.args, " "), Status: "skipped", Output: "not run: " + why}
+				skipped("not run: " + why)
 				continue
 			}
 		}
@@ -161,13 +192,24 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 	return out
 }
 
-// goTools reports whether the Go checks can run: a module at root and go
-// installed (checks asks treeIsReviewed first).
-func goTools(g gitrun.Git) bool {
-	if _, err := os.Stat(filepath.Join(g.Dir, "go.mod")); err != nil {
-		return false
+// goChecks are whetstone's checks of a Go module: go build, go vet, gofmt
+// on the changed Go files (when there are any) and staticcheck, which is
+// optional: absent, its signal says so.
+func goChecks(gofiles []string) []check {
+	list := []check{
+		{tool: "go build", args: []string{"go", "build", "-o", os.DevNull, "--", "./..."}, goEnv: true},
+		{tool: "go vet", args: []string{"go", "vet", "--", "./..."}, goEnv: true},
 	}
-	_, err := exec.LookPath("go")
+	if len(gofiles) > 0 {
+		list = append(list, check{tool: "gofmt", args: append([]string{"gofmt", "-l", "--"}, gofiles...), names: "not formatted with gofmt", goEnv: true})
+	}
+	return append(list, check{tool: "staticcheck", args: []string{"staticcheck", "--", "./..."}, goEnv: true})
+}
+
+// goModule reports whether root holds a Go module, which the Go checks
+// apply to (checks asks treeIsReviewed and finds go next).
+func goModule(root string) bool {
+	_, err := os.Stat(filepath.Join(root, "go.mod"))
 	return err == nil
 }
 
@@ -182,8 +224,9 @@ func treeIsReviewed(ctx context.Context, g gitrun.Git, c Context) bool {
 }
 
 // projectChecks are the checkers the project configures (ecosystem.go,
-// configuredCheckers): tsc --noEmit and eslint from its node_modules, ruff
-// and mypy on PATH, cargo clippy. eslint, ruff and mypy take the changed
+// configuredCheckers): tsc --noEmit and eslint from its node_modules
+// (skipped, saying so, when node_modules lacks them), ruff and mypy on
+// PATH, cargo clippy. eslint, ruff and mypy take the changed
 // files that are not skipped; tsc and clippy check the whole project, as
 // their configuration says. All run through Contain: node_modules, an
 // eslint.config.js, a mypy plugin and a build.rs are the project's code,
@@ -204,10 +247,10 @@ func projectChecks(root string, c Context) []check {
 	on := configuredCheckers(root)
 	var list []check
 	if on.tsc {
-		list = append(list, check{tool: "tsc", args: []string{"node_modules/.bin/tsc", "--noEmit", "--pretty", "false"}, code: true})
+		list = append(list, check{tool: "tsc", args: []string{"node_modules/.bin/tsc", "--noEmit", "--pretty", "false"}, code: true, skip: notInstalled(on.tscBin, "tsc")})
 	}
 	if on.eslint && len(js) > 0 {
-		list = append(list, check{tool: "eslint", args: append([]string{"node_modules/.bin/eslint", "--format", "json", "--"}, js...), code: true, eslintJSON: true})
+		list = append(list, check{tool: "eslint", args: append([]string{"node_modules/.bin/eslint", "--format", "json", "--"}, js...), code: true, eslintJSON: true, skip: notInstalled(on.eslintBin, "eslint")})
 	}
 	if on.ruff && len(py) > 0 {
 		list = append(list, check{tool: "ruff", args: append([]string{"ruff", "check", "--no-cache", "--"}, py...), code: true})
@@ -219,6 +262,15 @@ func projectChecks(root string, c Context) []check {
 		list = append(list, check{tool: "cargo clippy", args: []string{"cargo", "clippy", "--offline", "--quiet", "--message-format", "short"}, code: true})
 	}
 	return list
+}
+
+// notInstalled is why a checker the project configures and installs in
+// node_modules does not run when node_modules/.bin lacks it, or "".
+func notInstalled(installed bool, name string) string {
+	if installed {
+		return ""
+	}
+	return "not run: the project configures " + name + " but node_modules/.bin/" + name + " is missing (dependencies not installed)"
 }
 
 // runCheck runs one check in dir and sorts what it prints into candidates
@@ -238,7 +290,7 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 	text := out.Buf.String()
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		hint := ""
-		if ch.env != nil {
+		if ch.goEnv && ch.names == "" { // not gofmt, which reads no cache
 			hint = " (a cold Go build cache? one `go build ./...` warms it)"
 		}
 		s.Status, s.Output = "timeout", fmt.Sprintf("timeout: over the %s budget%s\n", timeout, hint)+bound(text)
@@ -248,10 +300,15 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 		s.Status, s.Output = "skipped", offline
 		return s
 	}
+	var found []Candidate
+	ok := false
 	if ch.eslintJSON {
-		text = eslintLines(text)
+		found, ok = eslintReport(text)
 	}
-	s.Candidates = candidates(dir, text, ch.names, changed)
+	if !ok {
+		found = diagnostics(text, ch.names)
+	}
+	s.Candidates = onChanged(dir, found, changed)
 	switch {
 	case len(s.Candidates) > 0:
 		s.Status = "candidates"
@@ -261,9 +318,14 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 	return s
 }
 
-// candidates parses tool output into candidates on changed files, sorted
-// and deduplicated, at most maxCandidates.
-func candidates(dir, text, names string, changed map[string]bool) []Candidate {
+// tooManyErrors is the message of the line the Go type checker prints after
+// its first ten errors: it says where it stopped, not what is wrong.
+const tooManyErrors = "too many errors"
+
+// diagnostics parses the lines of tool output into candidates: each line a
+// file name with message names (gofmt -l) when names is set, else a
+// "file:line[:col]: message" or tsc's "file(line,col): message".
+func diagnostics(text, names string) []Candidate {
 	var out []Candidate
 	for line := range strings.Lines(text) {
 		line = strings.TrimRight(line, "\r\n")
@@ -276,12 +338,23 @@ func candidates(dir, text, names string, changed map[string]bool) []Candidate {
 			if m == nil {
 				m = tscDiagnostic().FindStringSubmatch(line)
 			}
-			if m == nil {
+			if m == nil || m[3] == tooManyErrors {
 				continue
 			}
 			c.File, c.Message = m[1], m[3]
 			c.Line, _ = strconv.Atoi(m[2])
 		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// onChanged keeps the candidates on changed files, their names made
+// relative to dir and clean, sorted and deduplicated, at most
+// maxCandidates.
+func onChanged(dir string, found []Candidate, changed map[string]bool) []Candidate {
+	var out []Candidate
+	for _, c := range found {
 		if filepath.IsAbs(c.File) {
 			if rel, err := filepath.Rel(dir, c.File); err == nil {
 				c.File = rel
@@ -297,16 +370,16 @@ func candidates(dir, text, names string, changed map[string]bool) []Candidate {
 	return out[:min(len(out), maxCandidates)]
 }
 
-// eslintLines turns eslint's JSON report (one line of the output) into
-// "file:line:col: message [rule]" lines; any other output is returned as
-// it is, so a failure keeps its message.
-func eslintLines(text string) string {
+// eslintReport reads eslint's JSON report (one line of the output) into
+// candidates, straight from the JSON: a file name may hold a newline or a
+// colon that a "file:line: message" line could not carry. ok is false when
+// no line is a report (eslint failed), so the output is kept as it is.
+func eslintReport(text string) (found []Candidate, ok bool) {
 	for line := range strings.Lines(text) {
 		var files []struct {
 			FilePath string `json:"filePath"`
 			Messages []struct {
 				Line    int    `json:"line"`
-				Column  int    `json:"column"`
 				Message string `json:"message"`
 				RuleID  string `json:"ruleId"`
 			} `json:"messages"`
@@ -314,17 +387,20 @@ func eslintLines(text string) string {
 		if !strings.HasPrefix(line, "[") || json.Unmarshal([]byte(line), &files) != nil {
 			continue
 		}
-		var b strings.Builder
 		for _, f := range files {
 			for _, m := range f.Messages {
 				if m.Line > 0 {
-					fmt.Fprintf(&b, "%s:%d:%d: %s [%s]\n", f.FilePath, m.Line, m.Column, strings.ReplaceAll(m.Message, "\n", " "), m.RuleID)
+					msg := strings.Join(strings.Fields(m.Message), " ")
+					if m.RuleID != "" {
+						msg += " [" + m.RuleID + "]"
+					}
+					found = append(found, Candidate{File: f.FilePath, Line: m.Line, Message: msg})
 				}
 			}
 		}
-		return b.String()
+		return found, true
 	}
-	return text
+	return nil, false
 }
 
 func cmpCandidate(a, b Candidate) int {

@@ -182,13 +182,13 @@ func byPath(f File, a attrs, req Request) (string, string) {
 	case slices.Contains(lockfiles, base):
 		return "skip", "lockfile"
 	case attrOn(a.vendored):
-		return "skip", "vendored (linguist-vendored)"
+		return "skip", "vendored: linguist-vendored"
 	case !attrOff(a.vendored) && slices.ContainsFunc(dirs, func(d string) bool { return slices.Contains(vendored, d) }):
 		return "skip", "vendored"
 	case slices.ContainsFunc(minified, func(s string) bool { return strings.HasSuffix(base, s) }):
 		return "skip", "minified"
 	case attrOn(a.generated):
-		return "skip", "generated (linguist-generated)"
+		return "skip", "generated: linguist-generated"
 	}
 	return "", ""
 }
@@ -208,27 +208,31 @@ func byContent(f File, opaque bool, gen string, a attrs) (string, string) {
 		}
 		return triage, why + nulText
 	case gen != "" && !attrOff(a.generated):
-		return "skip", "generated (" + gen + ")"
+		return "skip", "generated: " + gen
 	}
 	return byRole(f.Path)
 }
 
 // byRole is deep for CI configuration, .gitattributes (which choose the
 // filters, drivers and conversions git runs on the files) and sensitive
-// path words, else normal.
+// path words, else normal. A test is a test: the words of its path name
+// the code it tests (tests/test_hooks.py), which is deep on its own.
 func byRole(p string) (string, string) {
 	lower := strings.ToLower(p)
 	if path.Base(lower) == ".gitattributes" {
 		return "deep", "git attributes"
 	}
 	for _, ci := range ciPaths {
-		if lower == strings.TrimSuffix(ci, "/") || strings.HasPrefix(lower, ci) {
+		if lower == strings.TrimSuffix(ci, "/") || strings.HasSuffix(ci, "/") && strings.HasPrefix(lower, ci) {
 			return "deep", "CI configuration"
 		}
 	}
+	if isTest(lower) {
+		return "normal", "test"
+	}
 	for _, w := range words(p) {
 		if slices.Contains(sensitive, w) {
-			return "deep", fmt.Sprintf("sensitive path (%s)", w)
+			return "deep", "sensitive path word: " + w
 		}
 	}
 	return "normal", ""

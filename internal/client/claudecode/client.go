@@ -57,6 +57,9 @@ func (Client) DispatchFields() map[string]string { return DispatchFields }
 // command is the review command, which is also a skill.
 const command = "whetstone:review"
 
+// ReviewCommand is what the user types to start a review.
+func (Client) ReviewCommand() string { return "/" + command }
+
 // ReviewSkill reports whether a Skill call is whetstone's review, Skill
 // {"skill": "whetstone:review", "args": "…"} (the model may write the
 // command's slash too), and its arguments.

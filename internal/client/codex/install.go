@@ -156,17 +156,29 @@ func (Client) Install(dir, binary string) ([]string, error) { return Install(dir
 // Inspect reads and checks an install in dir.
 func (Client) Inspect(dir string) (install.Status, error) { return install.Inspect(dir, layout) }
 
+// Written is what Install writes for binary, for recognising it in a
+// project's change (install.Own).
+func (Client) Written(binary string) (install.Set, error) {
+	files, err := Files(binary)
+	return install.Set{Layout: layout, Files: files, Binary: binary}, err
+}
+
 // Uninstall is the package's Uninstall.
 func (Client) Uninstall(dir string) (removed, kept []string, err error) { return Uninstall(dir) }
 
-// InstallNote is what the user must do after an install: Codex runs a hook
-// only once its hash is trusted (docs/codex.md §3), and whetstone does not
-// write trust for the user, whose review that is; nor can whetstone's
-// sandbox run inside Codex's.
-func (Client) InstallNote(global bool) string {
-	note := "Codex runs these hooks only once you trust them: start `codex`, type /hooks and trust the whetstone hooks (each whetstone upgrade or reinstall asks again), or pass --dangerously-bypass-hook-trust to `codex exec`."
-	if !global {
-		note += " Codex reads a project's .codex/ only when the project is trusted (`codex exec --trust`, or the prompt `codex` shows)."
+// InstallNotes are what the user must do after an install, one short
+// line each: Codex runs a hook only once its hash is trusted
+// (docs/codex.md §3), and whetstone does not write trust for the user,
+// whose review that is; nor can whetstone's sandbox run inside Codex's.
+func (Client) InstallNotes(global bool) []string {
+	notes := []string{
+		"Trust the hooks: start `codex`, type /hooks, trust whetstone's (again after each upgrade or reinstall).",
+		"For `codex exec`, pass --dangerously-bypass-hook-trust instead.",
 	}
-	return note + " Reviewers' shell commands run in whetstone's sandbox, which cannot start inside Codex's: run Codex with its sandbox off (`codex --dangerously-bypass-approvals-and-sandbox`); under Codex's sandbox a reviewer's shell commands fail. The gate's hook denies every call when it cannot run whetstone: run `whetstone uninstall codex` before you remove the binary."
+	if !global {
+		notes = append(notes, "Trust the project: Codex reads .codex/ only in a trusted project (`codex exec --trust`, or `codex`'s prompt).")
+	}
+	return append(notes,
+		"Run Codex with its sandbox off (`codex --dangerously-bypass-approvals-and-sandbox`): whetstone's sandbox cannot start inside it.",
+		"Run `whetstone uninstall codex"+map[bool]string{true: " --global"}[global]+"` before you remove this binary: the gate's hook denies every call without it.")
 }

@@ -203,3 +203,38 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestWrittenIsWhatInstallWrites: every file Install writes, the manifest
+// and hooks.json included, is recognised as whetstone's in a project's
+// .codex (install.Own); hooks.json written for another binary is not, since
+// the program the hooks run is what a change would point elsewhere.
+func TestWrittenIsWhatInstallWrites(t *testing.T) {
+	project := t.TempDir()
+	dir := filepath.Join(project, ".codex")
+	const bin = "/opt/whetstone/bin/whetstone"
+	if _, err := Install(dir, bin); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Client{}.Written(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := &install.Own{}
+	own.Add(".codex", s)
+	got := files(t, dir)
+	if len(got) != 15 {
+		t.Fatalf("installed %d files, want 15", len(got))
+	}
+	for rel, content := range got {
+		if !own.Wrote(".codex/"+rel, []byte(content)) {
+			t.Errorf("%s as installed is not recognised", rel)
+		}
+	}
+	other, err := Hooks("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.Wrote(".codex/hooks.json", other) {
+		t.Error("hooks.json running /bin/sh is recognised as whetstone's")
+	}
+}

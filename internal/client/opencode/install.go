@@ -73,5 +73,12 @@ func (Client) Install(dir, binary string) ([]string, error) { return Install(dir
 // Inspect reads and checks an install in dir.
 func (Client) Inspect(dir string) (install.Status, error) { return install.Inspect(dir, layout) }
 
+// Written is what Install writes for binary, for recognising it in a
+// project's change (install.Own).
+func (Client) Written(binary string) (install.Set, error) {
+	files, err := Files(binary)
+	return install.Set{Layout: layout, Files: files, Binary: binary}, err
+}
+
 // Uninstall is the package's Uninstall.
 func (Client) Uninstall(dir string) (removed, kept []string, err error) { return Uninstall(dir) }

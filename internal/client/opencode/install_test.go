@@ -338,3 +338,42 @@ func TestADirectoryEntryNeverRemovesAFile(t *testing.T) {
 		t.Errorf("the changed plugin was removed: %q", b)
 	}
 }
+
+// TestWrittenIsWhatInstallWrites: every file Install writes, the plugin and
+// the manifest included, is recognised as whetstone's in a project's
+// .opencode (install.Own); the plugin written for another binary is not.
+func TestWrittenIsWhatInstallWrites(t *testing.T) {
+	project := t.TempDir()
+	dir := filepath.Join(project, ".opencode")
+	const bin = "/opt/whetstone/bin/whetstone"
+	written, err := Install(dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Client{}.Written(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := &install.Own{}
+	own.Add(".opencode", s)
+	if len(written) != 12+1+1+1+1 { // agents, command, skill, plugin, manifest
+		t.Fatalf("wrote %d files: %v", len(written), written)
+	}
+	for _, p := range written {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(project, p)
+		if !own.Wrote(filepath.ToSlash(rel), b) {
+			t.Errorf("%s as installed is not recognised", rel)
+		}
+	}
+	other, err := Files("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.Wrote(".opencode/plugin/whetstone.ts", other["plugin/whetstone.ts"]) {
+		t.Error("the plugin running /bin/sh is recognised as whetstone's")
+	}
+}
