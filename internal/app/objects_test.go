@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -206,5 +207,84 @@ func TestStartSweepsLeftObjects(t *testing.T) {
 		if _, err := os.Stat(d); (err == nil) != want {
 			t.Errorf("%s: present %v, want %v", filepath.Base(d), err == nil, want)
 		}
+	}
+}
+
+// TestRunsLeaveNothingInGitProcesses is TestRunsLeaveNothingInGit with
+// real processes racing: four sessions start at once; then two of the runs
+// are aborted while two more sessions start; then the rest are aborted.
+// No start is refused, every run's tree stays readable until its own end,
+// and .git ends as it began.
+func TestRunsLeaveNothingInGitProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildWhetstone(t)
+	dir := newProject(t, t.TempDir())
+	for i := range 20 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("u%02d.go", i)), []byte(fmt.Sprintf("package main\n\nconst u%d = %d\n", i, i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := gitFiles(t, dir)
+	session := func(i int) string { return fmt.Sprintf("0b1e0000-0000-4000-8000-0000000001%02d", i) }
+	start := func(i int) hookEvent {
+		return hookEvent{fmt.Sprintf("start %d", i), "user-prompt-submit", payload(t, map[string]any{"session_id": session(i),
+			"hook_event_name": "UserPromptSubmit", "cwd": dir, "prompt": "/whetstone:review --reviewers critic"})}
+	}
+	started := func(res []result) {
+		t.Helper()
+		for _, r := range res {
+			if r.err != nil || !strings.Contains(r.stdout, "whetstone started review run") {
+				t.Fatalf("%s: %v\n%s\n%s", r.ev.name, r.err, r.stdout, r.stderr)
+			}
+		}
+	}
+	abort := func(ids ...string) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			for _, id := range ids {
+				cmd := exec.Command(bin, "abort", "--run", id)
+				cmd.Dir, cmd.Env = dir, hookEnv()
+				if out, err := cmd.CombinedOutput(); err != nil {
+					done <- fmt.Errorf("abort %s: %v\n%s", id, err, out)
+					return
+				}
+			}
+			done <- nil
+		}()
+		return done
+	}
+	started(runAtOnce(t, bin, dir, []hookEvent{start(1), start(2), start(3), start(4)}))
+	ids := map[int]string{}
+	for i := 1; i <= 4; i++ {
+		ids[i] = runOf(t, dir, session(i))
+	}
+	aborted := abort(ids[1], ids[2])
+	started(runAtOnce(t, bin, dir, []hookEvent{start(5), start(6)}))
+	if err := <-aborted; err != nil {
+		t.Fatal(err)
+	}
+	g := gitrun.Git{Dir: dir}
+	for i := 3; i <= 6; i++ {
+		id := runOf(t, dir, session(i))
+		ids[i] = id
+		data, err := os.ReadFile(filepath.Join(dir, ".whetstone", "runs", id, "context.json"))
+		var c struct{ Tree string }
+		if err == nil {
+			err = json.Unmarshal(data, &c)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Run(context.Background(), "rev-list", "--objects", "--missing=error", c.Tree); err != nil {
+			t.Errorf("run %s's tree after runs %s and %s ended: %v", id, ids[1], ids[2], err)
+		}
+	}
+	if err := <-abort(ids[3], ids[4], ids[5], ids[6]); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, gitFiles(t, dir)); diff != "" {
+		t.Errorf(".git after every run ended differs from before them (-before +after):\n%s", diff)
 	}
 }
