@@ -53,6 +53,9 @@ type check struct {
 	// goEnv marks one of whetstone's Go checks, run in the goSandbox
 	// environment.
 	goEnv bool
+	// waitDelay, when set, replaces runCheck's wait for the pipes after
+	// a kill.
+	waitDelay time.Duration
 	// skip, when set, is why the check does not run: its signal is
 	// "skipped" with this as the output.
 	skip string
@@ -195,6 +198,11 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 				if left < limit {
 					limit, cut = left, true
 				}
+			}
+			if cut {
+				// Past the budget the hook answers: it does not wait for
+				// go build's compilers to close the pipe.
+				run.waitDelay = 200 * time.Millisecond
 			}
 			s := runCheck(ctx, g.Dir, run, limit, changed)
 			if cut && s.Status == "timeout" {
@@ -399,6 +407,9 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 	cmd.Env = append(os.Environ(), append(ch.env, "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")...)
 	cmd.Env = append(cmd.Env, gitrun.ObjectsEnv(dir)...) // git diff --check reads the run's trees
 	cmd.WaitDelay = time.Second                          // go build's compilers may hold the pipe after a timeout kill: the budget wins
+	if ch.waitDelay > 0 {
+		cmd.WaitDelay = ch.waitDelay
+	}
 	out := &gitrun.Capped{Max: 1 << 20, Lossy: true}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
