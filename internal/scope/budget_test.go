@@ -191,3 +191,33 @@ func TestNextRerunsWhatTheFixTouched(t *testing.T) {
 		t.Errorf("go vet after a .go fix: %+v", c.Signals)
 	}
 }
+
+// TestStoppedGoCheckLeavesNoWork: go build stopped by the budget on a cold
+// build cache is killed, and a killed go command leaves its $WORK
+// directory behind; GOTMPDIR puts it where the checks remove it.
+func TestStoppedGoCheckLeavesNoWork(t *testing.T) {
+	needGo(t)
+	// Not t.TempDir: the killed go command's compilers may still write
+	// for a moment, and a failed clean-up would fail the test.
+	tmp, err := os.MkdirTemp("", "whetstone-test-tmp-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("GOCACHE", filepath.Join(tmp, "cache"))
+	r := newRepo(t)
+	r.write("go.mod", "module example.com/app\n\ngo 1.21\n")
+	r.write("main.go", "package main\n\nimport \"net/http\"\n\nfunc main() { http.ListenAndServe(\":0\", nil) }\n")
+	r.commit("base")
+	r.write("main.go", "package main\n\nimport \"net/http\"\n\nfunc main() { _ = http.ListenAndServe(\":0\", nil) }\n")
+	got := r.signals(Request{Budget: 500 * time.Millisecond})
+	if s := got["go build"]; s.Status != "skipped" || !strings.HasPrefix(s.Output, "not finished") {
+		t.Fatalf("go build on a cold cache within 500ms: %+v, want not finished", s)
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "*", "go-build*"))
+	more, _ := filepath.Glob(filepath.Join(tmp, "go-build*"))
+	if left = append(left, more...); len(left) > 0 {
+		t.Errorf("the stopped go command left its work directory: %v", left)
+	}
+}
