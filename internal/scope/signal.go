@@ -246,8 +246,8 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 
 // heavyTools are the checks that compile or type-check the whole project,
 // each a toolchain that may take every core and hundreds of MB: checks
-// runs them one after another, in the order listed (go build first fills
-// the cache go vet reads).
+// runs them one after another, in the order of its list (go build first
+// fills the cache go vet reads).
 var heavyTools = map[string]bool{"go build": true, "go vet": true, "staticcheck": true, "tsc": true, "mypy": true, "cargo clippy": true}
 
 // notFinished is the output of a check stopped, or never started, because
