@@ -23,6 +23,7 @@ import (
 	"github.com/whetstone-dev/whetstone/internal/loop"
 	"github.com/whetstone-dev/whetstone/internal/safeio"
 	"github.com/whetstone-dev/whetstone/internal/sandbox"
+	"github.com/whetstone-dev/whetstone/internal/scope"
 	"github.com/whetstone-dev/whetstone/internal/state"
 )
 
@@ -36,6 +37,10 @@ type App struct {
 	Stderr io.Writer // the CLI's warnings
 	// Sandbox finds bubblewrap; nil means sandbox.Find. Tests replace it.
 	Sandbox func() (bwrap string, ok bool)
+	// CheckBudget bounds a hook's signal checks as a whole
+	// (scope.Request.Budget): 0 means scope.DefaultCheckBudget, a
+	// negative value no bound but each check's own.
+	CheckBudget time.Duration
 
 	keyOnce sync.Once
 	key     state.Key
@@ -49,6 +54,17 @@ type Project struct {
 	Root    string
 	Key     state.Key
 	keyPath string
+}
+
+// checkBudget is CheckBudget with its default applied.
+func (a *App) checkBudget() time.Duration {
+	switch {
+	case a.CheckBudget < 0:
+		return 0
+	case a.CheckBudget == 0:
+		return scope.DefaultCheckBudget
+	}
+	return a.CheckBudget
 }
 
 // getwd is the working directory, through the injected Getwd.

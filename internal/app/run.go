@@ -91,7 +91,7 @@ func (a *App) startRun(ctx context.Context, proj Project, p hook.Payload) (*hook
 		return refuse(err)
 	}
 	req := config.ScopeRequest(file, args)
-	req.Contain, req.Own = a.containCheck(ctx, proj, settings.Sandbox), own
+	req.Contain, req.Own, req.Budget = a.containCheck(ctx, proj, settings.Sandbox), own, a.checkBudget()
 	change, patch, err := chosen.Detect(ctx, req)
 	if err != nil {
 		return refuse(err)
@@ -357,7 +357,7 @@ func (a *App) nextRound(ctx context.Context, proj Project, r *loop.Run, focus bo
 		defer cancel()
 		var next scope.Context
 		var diff, fix []byte
-		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev, a.containCheck(ctx, proj, r.Settings.Sandbox)); err == nil {
+		if next, diff, fix, err = scope.Next(ctx, proj.Root, prev, scope.Request{Contain: a.containCheck(ctx, proj, r.Settings.Sandbox), Budget: a.checkBudget()}); err == nil {
 			err = writeRound(dir, next, diff, fix)
 		}
 		if err == nil {

@@ -31,19 +31,32 @@ const offline = "not run: modules not in the local cache (whetstone does not dow
 // build` likes to write lands there), the toolchain is the local one and,
 // without network, GOPROXY=off makes a missing module fail at once instead
 // of a download that outlasts the time budget.
+//
+// The go command's own work directories go under a temporary GOTMPDIR
+// that close removes: a check stopped by its budget or timeout is killed,
+// and a killed go command leaves its $WORK (tens of MB of a cold build)
+// in the system's temporary directory for ever.
 type goSandbox struct {
-	env []string
-	tmp string // the temporary directory; "" when none was needed
+	env   []string
+	tmp   string // the temporary directory; "" when none was needed
+	gotmp string // GOTMPDIR, removed by close
 }
 
 // newGoSandbox prepares the environment for a Go module at root.
 func newGoSandbox(ctx context.Context, root string, network bool) (*goSandbox, error) {
 	sb := &goSandbox{env: []string{"GOTOOLCHAIN=local"}}
+	gotmp, err := os.MkdirTemp("", "whetstone-gotmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("go checks: %w", err)
+	}
+	sb.gotmp = gotmp
+	sb.env = append(sb.env, "GOTMPDIR="+gotmp)
 	if !network {
 		sb.env = append(sb.env, "GOPROXY=off")
 	}
 	work, err := goEnvValue(ctx, root, "GOWORK")
 	if err != nil {
+		sb.close()
 		return nil, err
 	}
 	mod := "-mod=readonly"
@@ -64,10 +77,15 @@ func newGoSandbox(ctx context.Context, root string, network bool) (*goSandbox, e
 	return sb, nil
 }
 
-// close removes the temporary directory.
+// close removes the temporary directories.
 func (sb *goSandbox) close() {
-	if sb != nil && sb.tmp != "" {
-		os.RemoveAll(sb.tmp)
+	if sb == nil {
+		return
+	}
+	for _, dir := range []string{sb.tmp, sb.gotmp} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 }
 

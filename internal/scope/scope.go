@@ -48,6 +48,10 @@ const (
 	DefaultMaxFiles     = 100
 	DefaultMaxTokens    = 100000
 	DefaultCheckTimeout = 20 * time.Second
+	// DefaultCheckBudget is what a hook gives the checks as a whole
+	// (Request.Budget), so that it answers within about 3 s: a check not
+	// done by then is recorded as not finished (notFinished).
+	DefaultCheckBudget = 2500 * time.Millisecond
 )
 
 // Request is what the user asked to review, with the project's settings.
@@ -64,6 +68,16 @@ type Request struct {
 	MaxTokens          int                 // 0 means DefaultMaxTokens
 	Checks             bool                // run deterministic signals
 	CheckTimeout       time.Duration       // per check; 0 means DefaultCheckTimeout
+	// Budget bounds all the checks together, from their start: a check
+	// still running then is stopped, and one not started by then does not
+	// start; both are "skipped" as not finished. 0 means no bound but
+	// each check's CheckTimeout.
+	Budget time.Duration
+	// prev and fixed are Next's: the signals of the tree before the fix
+	// and the files the fix touched. A check none of whose files the fix
+	// touched keeps its finished signal (unchanged).
+	prev  []Signal
+	fixed []File
 	// MaxUntracked is the size in bytes above which an untracked file is
 	// listed and skipped, never hashed; 0 means snapshot.DefaultMaxUntracked.
 	MaxUntracked int64
@@ -716,9 +730,12 @@ func orDefault[T int | time.Duration](v, def T) T {
 // has signals (the checks were on at the start), they run again on the new
 // tree, offline: the reviewers of the fixer's work must not read the tool
 // output of the tree before it, and the start filled the module cache;
-// the project's checkers run through contain, when given. The verification
-// commands are detected again from the new tree.
-func Next(ctx context.Context, root string, prev Context, contain ...Contain) (next Context, diff, fix []byte, err error) {
+// the project's checkers run through the Contain of req, when given,
+// within its Budget (the only fields of req Next reads). A check none of
+// whose files the fix touched is not run again: its signal carries over
+// (unchanged). The verification commands are detected again from the new
+// tree.
+func Next(ctx context.Context, root string, prev Context, req ...Request) (next Context, diff, fix []byte, err error) {
 	g := gitrun.Git{Dir: root}
 	tree, large, err := snapshot.WorkTree(ctx, g, prev.MaxUntracked)
 	if err != nil {
@@ -772,11 +789,12 @@ func Next(ctx context.Context, root string, prev Context, contain ...Contain) (n
 	next.Specialists, next.NotCalled, next.Signals = nonNil(prev.Specialists), nonNil(prev.NotCalled), []Signal{}
 	next.Verify = DetectVerify(root, configured(prev.Verify))
 	if len(prev.Signals) > 0 {
-		req := Request{}
-		if len(contain) > 0 {
-			req.Contain = contain[0]
+		r := Request{}
+		if len(req) > 0 {
+			r.Contain, r.Budget = req[0].Contain, req[0].Budget
 		}
-		next.Signals = checks(ctx, g, reviewed(next), req)
+		r.prev, r.fixed = prev.Signals, nonNil(files(fixed))
+		next.Signals = checks(ctx, g, reviewed(next), r)
 	}
 	return next, diff, fix, nil
 }

@@ -53,6 +53,9 @@ type check struct {
 	// goEnv marks one of whetstone's Go checks, run in the goSandbox
 	// environment.
 	goEnv bool
+	// waitDelay, when set, replaces runCheck's wait for the pipes after
+	// a kill.
+	waitDelay time.Duration
 	// skip, when set, is why the check does not run: its signal is
 	// "skipped" with this as the output.
 	skip string
@@ -69,8 +72,10 @@ type Contain func(argv []string) (wrapped []string, why string)
 // run in a staged or last-commit review whose working tree holds more.
 const notReviewedTree = "not run: the working tree, which it reads, is not the reviewed state"
 
-// checks runs the deterministic tools concurrently, each within the
-// request's timeout, and returns their signals in a fixed order. Every
+// checks runs the deterministic tools, each within the request's timeout
+// and all within its Budget, and returns their signals in a fixed order.
+// The cheap ones (git diff --check, gofmt, eslint, ruff) run at once; the
+// heavy toolchains (heavyTools) one after another beside them. Every
 // checker that applies is accounted for: it ran (clean, candidates,
 // failed, timeout) or it is "skipped" with why (not installed, no
 // node_modules, modules not in the cache, no sandbox, the working tree is
@@ -80,6 +85,7 @@ const notReviewedTree = "not run: the working tree, which it reads, is not the r
 // Every file operand follows "--". The project's configured checkers
 // (projectChecks) follow, run through req.Contain.
 func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal {
+	start := time.Now()
 	timeout := orDefault(req.CheckTimeout, DefaultCheckTimeout)
 	changed := map[string]bool{}
 	var gofiles, literal []string
@@ -127,7 +133,16 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 			}
 		}
 	}
+	var deadline time.Time
+	if req.Budget > 0 {
+		deadline = start.Add(req.Budget)
+	}
 	signals := make([]*Signal, len(list))
+	type queued struct {
+		tool string
+		run  func()
+	}
+	var heavy []queued
 	var wg sync.WaitGroup
 	for i, ch := range list {
 		skipped := func(why string) {
@@ -135,6 +150,10 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 		}
 		if ch.skip != "" {
 			skipped(ch.skip)
+			continue
+		}
+		if s, ok := unchanged(ch, req); ok {
+			signals[i] = &s
 			continue
 		}
 		found, err := exec.LookPath(ch.args[0])
@@ -172,13 +191,53 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 				continue
 			}
 		}
+		one := func() {
+			limit, cut := timeout, false
+			if !deadline.IsZero() {
+				left := time.Until(deadline)
+				if left <= 0 {
+					skipped(notFinished(req.Budget))
+					return
+				}
+				if left < limit {
+					limit, cut = left, true
+				}
+			}
+			if cut {
+				// Past the budget the hook answers: it does not wait for
+				// go build's compilers to close the pipe.
+				run.waitDelay = 200 * time.Millisecond
+			}
+			s := runCheck(ctx, g.Dir, run, limit, changed)
+			if cut && s.Status == "timeout" {
+				s.Status, s.Output = "skipped", notFinished(req.Budget)
+			}
+			s.Command = strings.Join(ch.args, " ")
+			signals[i] = s
+		}
+		if slices.Contains(heavyTools, ch.tool) {
+			heavy = append(heavy, queued{ch.tool, one})
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			signals[i] = runCheck(ctx, g.Dir, run, timeout, changed)
-			signals[i].Command = strings.Join(ch.args, " ")
+			one()
 		}()
 	}
+	// The heavy toolchains run one after another, beside the cheap checks:
+	// two at once on a two-core machine (go build and go vet of a cold
+	// cache) took twice the memory and no less time.
+	slices.SortStableFunc(heavy, func(a, b queued) int {
+		return slices.Index(heavyTools, a.tool) - slices.Index(heavyTools, b.tool)
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, q := range heavy {
+			q.run()
+		}
+	}()
 	wg.Wait()
 	out := []Signal{}
 	if prep != nil {
@@ -190,6 +249,79 @@ func checks(ctx context.Context, g gitrun.Git, c Context, req Request) []Signal 
 		}
 	}
 	return out
+}
+
+// heavyTools are the checks that compile or type-check the whole project,
+// each a toolchain that may take every core and hundreds of MB: checks
+// runs them one after another, in this order. go vet comes first: it
+// type-checks every package too, and on a warm cache it finishes where
+// go build, which links the commands, may not (cli/cli: 1.5 s and 3.8 s).
+var heavyTools = []string{"go vet", "go build", "staticcheck", "tsc", "mypy", "cargo clippy"}
+
+// notFinished is the output of a check stopped, or never started, because
+// the checks ran past the hook's budget.
+func notFinished(budget time.Duration) string {
+	return fmt.Sprintf("not finished: ran past the hook's %s budget for checks, which keeps the prompt from waiting (a cold build cache?); its output is unknown, run it to see", budget)
+}
+
+// unchanged returns the signal of ch on the tree before the fix when the
+// fix touched none of the files ch reads (Next): the same check on the
+// same files says the same. A check that did not finish (timeout, not
+// finished) runs again, as does one whose command line changed.
+func unchanged(ch check, req Request) (Signal, bool) {
+	if req.fixed == nil {
+		return Signal{}, false
+	}
+	i := slices.IndexFunc(req.prev, func(s Signal) bool { return s.Tool == ch.tool })
+	if i < 0 {
+		return Signal{}, false
+	}
+	s := req.prev[i]
+	if s.Status == "timeout" || strings.HasPrefix(s.Output, "not finished") || s.Command != strings.Join(ch.args, " ") {
+		return Signal{}, false
+	}
+	for _, f := range req.fixed {
+		if reads(ch.tool, f) {
+			return Signal{}, false
+		}
+	}
+	return s, true
+}
+
+// reads reports whether a fix's change to f can change what tool reports.
+// The Go toolchain reads Go, assembly and cgo sources, the module files
+// and vendor/, and any file's presence (a //go:embed pattern): so any
+// file added, deleted or renamed. gofmt reads the changed .go files
+// only; the project's checkers their sources and configuration files.
+// git diff --check and a tool not listed always run again.
+func reads(tool string, f File) bool {
+	ext := func(exts ...string) bool {
+		for _, p := range []string{f.Path, f.OldPath} {
+			if p != "" && slices.Contains(exts, path.Ext(p)) {
+				return true
+			}
+		}
+		return false
+	}
+	named := func(names ...string) bool {
+		return slices.Contains(names, path.Base(f.Path)) || f.OldPath != "" && slices.Contains(names, path.Base(f.OldPath))
+	}
+	moved := f.Status != "modified"
+	js := []string{".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".json", ".yml", ".yaml"}
+	switch tool {
+	case "go build", "go vet", "staticcheck":
+		return moved || ext(".go", ".s", ".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".m", ".syso", ".swig") ||
+			named("go.mod", "go.sum", "go.work", "go.work.sum") || strings.HasPrefix(f.Path, "vendor/")
+	case "gofmt":
+		return ext(".go")
+	case "tsc", "eslint":
+		return moved || ext(js...) || strings.HasPrefix(path.Base(f.Path), ".eslintrc")
+	case "ruff", "mypy":
+		return ext(".py", ".pyi", ".toml", ".ini", ".cfg")
+	case "cargo clippy":
+		return moved || ext(".rs", ".toml") || named("Cargo.lock")
+	}
+	return true
 }
 
 // goChecks are whetstone's checks of a Go module: go build, go vet, gofmt
@@ -282,7 +414,10 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append(ch.env, "LC_ALL=C", "GIT_OPTIONAL_LOCKS=0")...)
 	cmd.Env = append(cmd.Env, gitrun.ObjectsEnv(dir)...) // git diff --check reads the run's trees
-	cmd.WaitDelay = time.Second // go build's compilers may hold the pipe after a timeout kill: the budget wins
+	cmd.WaitDelay = time.Second                          // go build's compilers may hold the pipe after a timeout kill: the budget wins
+	if ch.waitDelay > 0 {
+		cmd.WaitDelay = ch.waitDelay
+	}
 	out := &gitrun.Capped{Max: 1 << 20, Lossy: true}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()

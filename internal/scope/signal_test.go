@@ -211,7 +211,7 @@ exit 1
 		t.Errorf("Contain ran %q, want tsc and eslint", ran)
 	}
 	r.write("src/a.ts", "export const a: number = 2;\n")
-	next, _, _, err := Next(context.Background(), r.dir, prev, contain)
+	next, _, _, err := Next(context.Background(), r.dir, prev, Request{Contain: contain})
 	if err != nil {
 		t.Fatal(err)
 	}
