@@ -58,8 +58,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return RunWith(ctx, Options{}, args, stdin, stdout, stderr)
 }
 
-// trustPath drops from the process's PATH every entry the repository could
-// control (internal/toolpath), before anything looks a program up: git, go,
+// trustPath drops from the process's PATH every entry the repository or an
+// agent could control (internal/toolpath: the project and the temporary
+// directory), before anything looks a program up: git, go,
 // bwrap, bash and the checkers whetstone runs itself then never come from
 // an activated virtualenv's .venv/bin or a node_modules/.bin of the
 // project. The project is the working directory's (app.FindRoot), where
@@ -71,7 +72,7 @@ func trustPath() {
 	}
 	// The sandboxed command keeps the whole PATH: it runs contained.
 	os.Setenv(sandbox.CallerPath, os.Getenv("PATH"))
-	kept, _ := toolpath.Clean(os.Getenv("PATH"), app.FindRoot(wd))
+	kept, _ := toolpath.Clean(os.Getenv("PATH"), app.FindRoot(wd), os.TempDir())
 	os.Setenv("PATH", kept)
 }
 

@@ -13,16 +13,20 @@ import (
 	"strings"
 )
 
-// Clean returns path without the entries a repository rooted at root could
-// control: empty and relative ones (the working directory, wherever the
-// hook runs), and those at or under root, compared both as written and with
-// symbolic links resolved. dropped lists what was removed, in order. A root
-// that is not absolute keeps only the absolute entries.
-func Clean(path, root string) (kept string, dropped []string) {
+// Clean returns path without the entries an agent or the repository
+// could control: empty and relative ones (the working directory, wherever
+// the hook runs), and those at or under any of dirs (the project root, and
+// the temporary directory every agent may write to), compared both as
+// written and with symbolic links resolved. dropped lists what was
+// removed, in order. A dir that is not absolute is ignored.
+func Clean(path string, dirs ...string) (kept string, dropped []string) {
 	roots := []string{}
-	if filepath.IsAbs(root) {
-		roots = append(roots, filepath.Clean(root))
-		if r, err := filepath.EvalSymlinks(root); err == nil {
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		roots = append(roots, filepath.Clean(d))
+		if r, err := filepath.EvalSymlinks(d); err == nil {
 			roots = append(roots, r)
 		}
 	}

@@ -26,13 +26,15 @@ func TestClean(t *testing.T) {
 		"/usr/bin",
 		outside,
 	}, string(os.PathListSeparator))
-	kept, dropped := Clean(path, root)
+	tmp := t.TempDir()
+	path += string(os.PathListSeparator) + filepath.Join(tmp, "bin") // where any agent may write
+	kept, dropped := Clean(path, root, tmp)
 	want := strings.Join([]string{filepath.Join(root, "sub", "..", "..", "x"), "/usr/bin", outside}, string(os.PathListSeparator))
 	if kept != want {
 		t.Errorf("kept %q, want %q", kept, want)
 	}
-	if len(dropped) != 5 || !slices.Contains(dropped, link) {
-		t.Errorf("dropped %q, want the virtualenv, the empty and relative entries, the root and the link", dropped)
+	if len(dropped) != 6 || !slices.Contains(dropped, link) || dropped[5] != filepath.Join(tmp, "bin") {
+		t.Errorf("dropped %q, want the virtualenv, the empty and relative entries, the root, the link and the temporary directory's", dropped)
 	}
 }
 
