@@ -66,6 +66,9 @@ func TestCIForkPullRequest(t *testing.T) {
 
 	reads := []string{"cat calc.go", "grep -R -a . docs", "rg -L -a -uuu . docs", "find -L docs -type f", "go test ./...", "python3 -c 'print(1)'", "ls -laR docs"}
 	s := newSession(t, e, r, fakemodel.Whetstone{
+		// As real models do: absolute paths, "High", 0.95, prose with Go
+		// braces around the report, and a first dispatch it briefs itself.
+		RealModel: true, GoProse: true, BriefsReviewers: true,
 		Findings: criticFindsOnce,
 		Fixes:    fixOnce,
 		Commands: func(agent string, iteration int) []string {
