@@ -303,15 +303,8 @@ func (g gate) refuse(reason string) *hook.Response {
 	return hook.Deny(fmt.Sprintf("whetstone run %s: %s is read-only and may not run this: %s", g.id, g.who, reason))
 }
 
-// agentPath is the PATH an agent's command runs with: the caller's as it
-// was before whetstone dropped the project's directories from its own
-// (sandbox.CallerPath, set by the CLI), else the hook's.
-func (a *App) agentPath() string {
-	if p := a.env(sandbox.CallerPath); p != "" {
-		return p
-	}
-	return a.env("PATH")
-}
+// agentPath is the PATH an agent's command runs with (sandbox.CallerPathOf).
+func (a *App) agentPath() string { return sandbox.CallerPathOf(a.env) }
 
 // env is the hook's environment variable k.
 func (a *App) env(k string) string {
@@ -423,7 +416,7 @@ func (a *App) contain(ctx context.Context, g gate, p hook.Payload, cmd string, p
 	case ok:
 		return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs %s which whetstone runs only in its sandbox, and only the Bash tool's commands can be sandboxed; run it with the Bash tool.", g.id, quote(cmd), what))
 	case setting == SandboxIfAvailable || reason != "":
-		return g.checkLinks(cmd, pol, v) // the parser decides
+		return nil // the parser decides (links were judged above)
 	}
 	if local {
 		return hook.Deny(fmt.Sprintf("whetstone run %s: %s runs %s which whetstone runs only inside a bubblewrap sandbox and there is none here (%s); take that directory off PATH, or install bubblewrap on Linux (docs/sandbox.md).", g.id, quote(cmd), what, NoSandbox()))
@@ -457,7 +450,7 @@ func (a *App) walk(ctx context.Context, g gate, p hook.Payload, cmd string, pol 
 			return late
 		}
 	}
-	return g.checkLinks(cmd, pol, v)
+	return nil // as it is: contain judged its links before anything else
 }
 
 // checkLinks judges a line that follows the links of a tree: refused when

@@ -300,7 +300,7 @@ func commandEnv(env func(string) string, gocache string) []string {
 		}
 		out = append(out, n+"="+v)
 	}
-	path := strings.Join(pathDirs(callerPath(env)), ":")
+	path := strings.Join(pathDirs(CallerPathOf(env)), ":")
 	if path == "" {
 		path = systemPath
 	}
@@ -318,8 +318,9 @@ func commandEnv(env func(string) string, gocache string) []string {
 // activated virtualenv's python and pytest are found inside as outside.
 const CallerPath = "WHETSTONE_CALLER_PATH"
 
-// callerPath is the PATH the command starts from: CallerPath's, else PATH.
-func callerPath(env func(string) string) string {
+// CallerPathOf is the PATH an agent's command starts from, read through
+// env: CallerPath's (the caller's PATH as the CLI kept it), else PATH.
+func CallerPathOf(env func(string) string) string {
 	if p := env(CallerPath); p != "" {
 		return p
 	}
@@ -361,7 +362,7 @@ func newLayout(o Options, env func(string) string) layout {
 		l.cwd = filepath.Clean(o.Cwd)
 	}
 	l.hides = hides(o.Hide, env)
-	l.binds, l.links = pathBinds(pathDirs(callerPath(env)), l.overlays())
+	l.binds, l.links = pathBinds(pathDirs(CallerPathOf(env)), l.overlays())
 	return l
 }
 

@@ -415,8 +415,10 @@ func runCheck(ctx context.Context, dir string, ch check, timeout time.Duration, 
 	// A fresh slice: ch.env is shared by the checks that run at once, and
 	// an append into its spare capacity would be a data race.
 	cmd.Env = slices.Concat(os.Environ(), ch.env, []string{"LC_ALL=C", "GIT_OPTIONAL_LOCKS=0"})
-	cmd.Env = append(cmd.Env, gitrun.ObjectsEnv(dir)...) // git diff --check reads the run's trees
-	cmd.WaitDelay = time.Second                          // go build's compilers may hold the pipe after a timeout kill: the budget wins
+	if ch.args[0] == "git" {
+		cmd.Env = append(cmd.Env, gitrun.ObjectsEnv(dir)...) // git diff --check reads the run's trees
+	}
+	cmd.WaitDelay = time.Second // go build's compilers may hold the pipe after a timeout kill: the budget wins
 	if ch.waitDelay > 0 {
 		cmd.WaitDelay = ch.waitDelay
 	}

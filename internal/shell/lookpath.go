@@ -86,7 +86,7 @@ func (c *checker) pathDirsOf(path string) []pathDir {
 // agentWrites reports whether an agent may write at or under the absolute
 // path p: the project (the fixer), the temporary directory (every agent).
 func (c *checker) agentWrites(p string) bool {
-	return c.root != "" && under(p, c.root) || c.temp != "" && under(p, c.temp)
+	return c.inRoot(p) || c.temp != "" && under(p, c.temp)
 }
 
 // lookPath notes name when PATH finds it, as bash would, in a directory an

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // This file finds the parts of a line that walk whole trees, and those told
@@ -189,10 +190,10 @@ func (c *checker) linksOut(w word) string {
 				case e.Type()&os.ModeSymlink != 0:
 					r := c.real(p)
 					if c.isProtected(r) || c.holdsKey(r) {
-						return fmt.Sprintf("the link %s leads to whetstone's key, which no agent may read", c.rel(p))
+						return fmt.Sprintf("the link %s leads to whetstone's key, which no agent may read", named(c.rel(p)))
 					}
 					if c.inRoot(p) && !c.inRoot(r) {
-						return fmt.Sprintf("the link %s leads out of the project, to %s, where no read of the repository's choosing may go", c.rel(p), r)
+						return fmt.Sprintf("the link %s leads out of the project, to %s, where no read of the repository's choosing may go", named(c.rel(p)), named(r))
 					}
 					if fi, err := os.Stat(r); err == nil && fi.IsDir() && !seen[r] {
 						seen[r] = true
@@ -213,3 +214,13 @@ func (c *checker) linksOut(w word) string {
 // inRoot reports whether the resolved path p is the project root or inside
 // it; false when the root is unknown.
 func (c *checker) inRoot(p string) bool { return c.root != "" && under(p, c.root) }
+
+// named is a path the repository chose, for a reason the model reads: as
+// it is when it is plain printable text, else quoted, so that a name with
+// a newline or an instruction in it reads as one name.
+func named(p string) string {
+	if len(p) <= 200 && strings.IndexFunc(p, func(r rune) bool { return !unicode.IsPrint(r) || r == '"' }) < 0 {
+		return p
+	}
+	return quote(p)
+}

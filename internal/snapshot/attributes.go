@@ -255,7 +255,12 @@ func changedAttributes(ctx context.Context, tg gitrun.Git) (changed []string, ba
 	}
 	for i, f := range above {
 		disk := ""
-		if _, err := os.Lstat(filepath.Join(tg.Dir, cdup, f)); err == nil {
+		if fi, err := os.Lstat(filepath.Join(tg.Dir, cdup, f)); err == nil && !fi.Mode().IsRegular() {
+			// A link, FIFO or device is never read (it may lead out of the
+			// repository, or never end); git uses no such .gitattributes,
+			// so it counts as changed and the snapshot keeps files as on disk.
+			disk = "not a regular file"
+		} else if err == nil {
 			if disk, err = tg.Str(ctx, "hash-object", "--no-filters", "--", cdup+f); err != nil {
 				return nil, "", "", fmt.Errorf("snapshot: %w", err)
 			}
